@@ -1,0 +1,92 @@
+# CUDA Matmul Workbook - top-level Makefile. `make help` lists the targets.
+# Chapters are the folders NN_name/; a new chapter plugs in by adding its folder (with a
+# Makefile that includes common/chapter.mk): nothing here lists them.
+include common/config.mk
+
+CHAPTERS := $(sort $(patsubst %/,%,$(wildcard [0-9][0-9]_*/)))
+NUMBERS := $(foreach c,$(CHAPTERS),$(firstword $(subst _, ,$(c))))
+GPU_CHAPTERS := $(filter-out 00_% 01_%,$(CHAPTERS))
+chapter_of = $(filter $(1)_%,$(CHAPTERS))
+SUBMAKE := $(MAKE) --no-print-directory
+
+.DEFAULT_GOAL := all
+.PHONY: all lib help test test-build bench report sanitize check-env clean $(NUMBERS) \
+        $(addprefix run-,$(NUMBERS)) $(addprefix test-,$(NUMBERS)) $(addprefix profile-,$(NUMBERS)) \
+        $(addprefix sanitize-,$(NUMBERS)) $(addprefix build-,$(CHAPTERS))
+
+all: $(addprefix build-,$(CHAPTERS))
+
+lib:
+	@$(SUBMAKE) -C common all
+
+# The library is built once, before the chapters, so parallel chapter builds never race on it.
+$(addprefix build-,$(CHAPTERS)): build-%: lib
+	@$(SUBMAKE) -C $* all
+
+$(NUMBERS): lib
+	@$(SUBMAKE) -C $(call chapter_of,$@) $(call chapter_of,$@)
+
+$(addprefix run-,$(NUMBERS)): run-%: lib
+	@$(SUBMAKE) -C $(call chapter_of,$*) run
+
+test-build: lib
+	@for c in $(CHAPTERS); do $(SUBMAKE) -C $$c test_$$c || exit 1; done
+
+# Every test binary runs, even after a failure; the last line adds them all up.
+test: test-build
+	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c))
+
+$(addprefix test-,$(NUMBERS)): test-%: lib
+	@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*)
+	@bash tools/run_tests.sh $(call chapter_of,$*)/test_$(call chapter_of,$*)
+
+$(addprefix profile-,$(NUMBERS)): profile-%: lib
+	@$(SUBMAKE) -C $(call chapter_of,$*) profile
+
+$(addprefix sanitize-,$(NUMBERS)): sanitize-%: lib
+	@$(SUBMAKE) -C $(call chapter_of,$*) sanitize
+
+sanitize: lib
+	@for c in $(GPU_CHAPTERS); do $(SUBMAKE) -C $$c sanitize || exit 1; done
+	@echo "sanitize: memcheck and racecheck clean for $(words $(GPU_CHAPTERS)) chapter(s)"
+
+check-env: lib
+	@$(SUBMAKE) -C $(call chapter_of,00) 00_env_check
+	@./$(call chapter_of,00)/$(call chapter_of,00) $(ENV_ARGS)
+
+bench: all
+	@bash tools/bench.sh
+
+report:
+	@bash tools/report.sh
+
+clean:
+	@$(SUBMAKE) -C common clean
+	@for c in $(CHAPTERS); do $(SUBMAKE) -C $$c clean; done
+
+help:
+	@echo "CUDA Matmul Workbook"
+	@echo ""
+	@echo "  make / make all     build every chapter and its tests"
+	@echo "  make NN             build one chapter, e.g. make 03 (inside a chapter folder too)"
+	@echo "  make run-NN         build and run one chapter with its default sweep (ARGS via RUN_ARGS=...)"
+	@echo "  make test           all tests; GPU tests are skipped (and counted) without a GPU;"
+	@echo "                      REQUIRE_GPU=1 make test turns a missing GPU into a failure"
+	@echo "  make test-NN        one chapter's tests"
+	@echo "  make bench          every chapter on the standard shapes -> results/bench.csv"
+	@echo "  make report         fill the homework report from results/bench.csv"
+	@echo "  make profile-NN     Nsight Compute with the metrics chapter NN discusses"
+	@echo "  make sanitize       compute-sanitizer memcheck + racecheck over every GPU chapter"
+	@echo "  make check-env      what your GPU and toolkit are, with measured ceilings (00_env_check)"
+	@echo "  make clean          remove everything built"
+	@echo ""
+	@echo "Settings (make VAR=value):"
+	@echo "  ARCH=sm_86          GPU architecture(s). Now: $(ARCH_LIST) [$(ARCH_SOURCE)]."
+	@echo "                      Default: detected with nvidia-smi; with no GPU: $(DEFAULT_ARCHS)"
+	@echo "                      plus PTX, so newer GPUs still run (the driver compiles it at start)."
+	@echo "  CUDA_PATH=...       toolkit (now: $(CUDA_PATH)); NVCC=..., CXX=... compilers"
+	@echo "  CATCH2_INC=...      Catch2 headers (found: v$(if $(CATCH2_VERSION),$(CATCH2_VERSION),- none))"
+	@echo "  OPT=-O3             optimisation; CXXFLAGS/NVCCFLAGS/LDFLAGS add flags"
+	@echo "  STUDENT_ID=...      written into every CSV row (environment variable)"
+	@echo ""
+	@echo "Chapters: $(CHAPTERS)"

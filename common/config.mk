@@ -1,0 +1,82 @@
+# common/config.mk - toolchain, GPU architecture and Catch2, shared by every Makefile.
+#
+# Variables you may set on the command line (make VAR=value):
+#   ARCH        GPU architectures to build for, e.g. ARCH=sm_86 or ARCH="sm_80 sm_90".
+#               Default: the compute capability of the installed GPU(s), read with nvidia-smi;
+#               with no GPU: $(DEFAULT_ARCHS) plus PTX of the last one, so newer GPUs still run.
+#   CUDA_PATH   the CUDA toolkit (default /usr/local/cuda, else where nvcc is found)
+#   NVCC, CXX   compilers (default $(CUDA_PATH)/bin/nvcc and g++)
+#   CATCH2_INC  folder holding catch2/ headers (default: searched in /usr/include, /usr/local/include)
+#   CATCH2_LIB  folder holding libCatch2.a for Catch2 v3 (default: the linker's search path)
+
+WB_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
+WB_COMMON := $(WB_ROOT)/common
+WB_BUILD := $(WB_COMMON)/build
+
+# ---- toolchain -------------------------------------------------------------------------------
+CUDA_PATH ?= $(firstword $(wildcard /usr/local/cuda) $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)))
+NVCC ?= $(CUDA_PATH)/bin/nvcc
+CXX ?= g++
+ifeq ($(CXX),c++)
+  CXX := g++
+endif
+
+# ---- GPU architecture ------------------------------------------------------------------------
+# sm_75 (Turing) is the oldest architecture CUDA 13 still builds for.
+DEFAULT_ARCHS := sm_75 sm_80 sm_86 sm_89 sm_90
+ifeq ($(origin ARCH),undefined)
+  DETECTED_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | grep -E '^[0-9]+\.[0-9]+$$' | tr -d '.' | sort -u)
+  ifneq ($(strip $(DETECTED_CC)),)
+    ARCH := $(addprefix sm_,$(DETECTED_CC))
+    ARCH_SOURCE := detected with nvidia-smi
+  else
+    ARCH := $(DEFAULT_ARCHS)
+    ARCH_SOURCE := default list (no GPU detected)
+  endif
+else
+  ARCH_SOURCE := set by ARCH
+endif
+# Accept "86" as well as "sm_86"; machine code for each, PTX for the last (forward compatible).
+ARCH_LIST := $(foreach a,$(ARCH),$(if $(findstring sm_,$(a)),$(a),sm_$(a)))
+GENCODE := $(foreach a,$(ARCH_LIST),-gencode arch=$(subst sm_,compute_,$(a)),code=$(a)) \
+           -gencode arch=$(subst sm_,compute_,$(lastword $(ARCH_LIST))),code=$(subst sm_,compute_,$(lastword $(ARCH_LIST)))
+
+# ---- flags -----------------------------------------------------------------------------------
+# OPT sets the optimisation level; CXXFLAGS / NVCCFLAGS / LDFLAGS add to the workbook's own flags.
+GIT_COMMIT := $(shell git -C $(WB_ROOT) rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git -C $(WB_ROOT) diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+OPT ?= -O3
+WB_CXXFLAGS = -std=c++17 $(OPT) -Wall -Wextra -I$(WB_COMMON) -I$(CUDA_PATH)/include $(CXXFLAGS)
+WB_NVCCFLAGS = -std=c++17 $(OPT) -lineinfo $(GENCODE) -Xcompiler -Wall,-Wextra -I$(WB_COMMON) $(NVCCFLAGS)
+WB_LDLIBS = $(LDFLAGS) -lcublas -lpthread
+
+# ---- Catch2 v2 or v3 -------------------------------------------------------------------------
+CATCH2_DIRS := $(CATCH2_INC) /usr/include /usr/local/include
+CATCH2_V3_HEADER := $(firstword $(wildcard $(addsuffix /catch2/catch_test_macros.hpp,$(CATCH2_DIRS))))
+CATCH2_V2_HEADER := $(firstword $(wildcard $(addsuffix /catch2/catch.hpp,$(CATCH2_DIRS))))
+ifneq ($(CATCH2_V3_HEADER),)
+  CATCH2_VERSION := 3
+  CATCH2_DIR := $(patsubst %/catch2/catch_test_macros.hpp,%,$(CATCH2_V3_HEADER))
+  CATCH2_CFLAGS := -DWB_CATCH2_V3 $(if $(filter /usr/include,$(CATCH2_DIR)),,-I$(CATCH2_DIR))
+  CATCH2_LIBS := $(if $(CATCH2_LIB),-L$(CATCH2_LIB)) -lCatch2
+else ifneq ($(CATCH2_V2_HEADER),)
+  CATCH2_VERSION := 2
+  CATCH2_DIR := $(patsubst %/catch2/catch.hpp,%,$(CATCH2_V2_HEADER))
+  CATCH2_CFLAGS := -DWB_CATCH2_V2 $(if $(filter /usr/include,$(CATCH2_DIR)),,-I$(CATCH2_DIR))
+  CATCH2_LIBS :=
+else
+  CATCH2_VERSION :=
+endif
+define CATCH2_MISSING
+Catch2 was not found. Install it: 'sudo apt-get install catch2' (Debian/Ubuntu; v2 or v3 both work),
+or set CATCH2_INC=/path/to/include (and CATCH2_LIB=/path/to/lib for v3).
+endef
+
+# ---- the common library ----------------------------------------------------------------------
+WB_LIB := $(WB_BUILD)/libwb.a
+WB_TEST_MAIN := $(WB_BUILD)/test_main.o
+WB_HEADERS := $(wildcard $(WB_COMMON)/*.h $(WB_COMMON)/*.cuh $(WB_COMMON)/*.hpp)
+# Rebuilds everything when the architecture or the compilers change.
+WB_STAMP := $(WB_BUILD)/flags.$(shell echo '$(NVCC) $(WB_NVCCFLAGS) $(CXX) $(WB_CXXFLAGS) $(CATCH2_CFLAGS)' | cksum | cut -d' ' -f1)
+
+# The test runner: counts go to a summary file that `make test` adds up.
+WB_TEST_SUMMARY ?= $(WB_BUILD)/test-summary.txt

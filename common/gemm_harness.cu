@@ -1,0 +1,449 @@
+// gemm_harness.cu - see gemm_harness.cuh.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+#include "gemm_harness.cuh"
+
+#ifndef WB_GIT_COMMIT
+#define WB_GIT_COMMIT "unknown"
+#endif
+
+namespace wb {
+
+// ---- cuBLAS ----------------------------------------------------------------------------------
+
+cublasHandle_t cublas_handle() {
+    // Creating a handle costs milliseconds (chapter 07 measures it): do it once per process.
+    static cublasHandle_t handle = [] {
+        cublasHandle_t h = nullptr;
+        WB_CUBLAS_CHECK(cublasCreate(&h));
+        return h;
+    }();
+    return handle;
+}
+
+void cublas_sgemm(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                  float* C, cudaStream_t stream) {
+    cublasHandle_t h = cublas_handle();
+    WB_CUBLAS_CHECK(cublasSetStream(h, stream));
+    WB_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // plain FP32, no TF32
+    // Column-major view: C^T (N x M) = B^T (N x K) * A^T (K x M); leading dimensions N, K, N.
+    WB_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, N, A, K, &beta, C, N));
+}
+
+void cublas_tf32(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                 float* C, cudaStream_t stream) {
+    cublasHandle_t h = cublas_handle();
+    WB_CUBLAS_CHECK(cublasSetStream(h, stream));
+    WB_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_32F, N, A,
+                                 CUDA_R_32F, K, &beta, C, CUDA_R_32F, N,
+                                 CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+}
+
+void cublas_hgemm(int M, int N, int K, float alpha, const __half* A, const __half* B, float beta,
+                  float* C, cudaStream_t stream) {
+    cublasHandle_t h = cublas_handle();
+    WB_CUBLAS_CHECK(cublasSetStream(h, stream));
+    WB_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_16F, N, A,
+                                 CUDA_R_16F, K, &beta, C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F,
+                                 CUBLAS_GEMM_DEFAULT));
+}
+
+// ---- GemmProblem -----------------------------------------------------------------------------
+
+namespace {
+constexpr size_t kSampleCount = 1024;
+int index_of(Precision p) { return static_cast<int>(p); }
+}  // namespace
+
+struct GemmProblem::Impl {
+    Shape s;
+    float alpha, beta;
+    uint64_t seed;
+    std::vector<float> A, B, C0;  // FP32 inputs as generated
+    DeviceBuffer<float> dA, dB, dC, dC0;
+    DeviceBuffer<__half> dA16, dB16;  // made on first use by an FP16 variant
+
+    // The reference for one input precision, computed on first use.
+    struct Reference {
+        bool ready = false;
+        std::vector<float> A, B;  // inputs rounded to the precision (empty for fp32)
+        std::vector<double> value, scale;  // full reference (small problems)
+        std::vector<RefEntry> sample;      // sampled reference (large problems)
+        std::vector<float> library;        // cuBLAS result (large problems)
+    } refs[3];
+
+    GemmView view(Precision p) {
+        Reference& r = refs[index_of(p)];
+        GemmView g;
+        g.s = s;
+        g.alpha = alpha;
+        g.beta = beta;
+        g.A = r.A.empty() ? A.data() : r.A.data();
+        g.B = r.B.empty() ? B.data() : r.B.data();
+        g.C0 = beta != 0.0f ? C0.data() : nullptr;
+        return g;
+    }
+
+    void reset_output(cudaStream_t stream) {
+        if (beta == 0.0f)  // all bytes 0xFF: a NaN in every entry
+            WB_CUDA_CHECK(cudaMemsetAsync(dC.get(), 0xFF, dC.size() * sizeof(float), stream));
+        else
+            WB_CUDA_CHECK(cudaMemcpyAsync(dC.get(), dC0.get(), dC.size() * sizeof(float),
+                                          cudaMemcpyDeviceToDevice, stream));
+    }
+
+    void ensure_fp16() {
+        if (dA16.get()) return;
+        auto to_half = [](const std::vector<float>& v) {
+            std::vector<__half> h(v.size());
+            for (size_t i = 0; i < v.size(); ++i) {
+                __half_raw raw;
+                raw.x = fp16_bits(v[i]);
+                h[i] = __half(raw);
+            }
+            return h;
+        };
+        dA16 = DeviceBuffer<__half>(A.size());
+        dB16 = DeviceBuffer<__half>(B.size());
+        dA16.upload(to_half(A));
+        dB16.upload(to_half(B));
+    }
+
+    template <class Launch>
+    std::vector<float> run_once(Launch&& launch, cudaStream_t stream) {
+        reset_output(stream);
+        launch(stream);
+        WB_CUDA_CHECK(cudaStreamSynchronize(stream));
+        return dC.download();
+    }
+
+    Reference& reference(Precision p, cudaStream_t stream) {
+        Reference& r = refs[index_of(p)];
+        if (r.ready) return r;
+        if (p != Precision::fp32) {
+            r.A = A;
+            r.B = B;
+            round_to(p, r.A);
+            round_to(p, r.B);
+        }
+        const GemmView g = view(p);
+        if (GemmProblem::full_reference(s)) {
+            reference_full(g, r.value, r.scale);
+        } else {
+            // Large: a CPU sample, and the whole result of cuBLAS (which must agree with the sample).
+            r.sample = reference_sample(g, kSampleCount, seed);
+            if (p == Precision::fp16) {
+                ensure_fp16();
+                r.library = run_once([&](cudaStream_t st) { cublas_hgemm(s.m, s.n, s.k, alpha, dA16.get(), dB16.get(), beta, dC.get(), st); }, stream);
+            } else {
+                SgemmFn lib = p == Precision::tf32 ? cublas_tf32 : cublas_sgemm;
+                r.library = run_once([&](cudaStream_t st) { lib(s.m, s.n, s.k, alpha, dA.get(), dB.get(), beta, dC.get(), st); }, stream);
+            }
+            CheckResult lib_ok = check_sample(r.library.data(), s.n, r.sample, tolerance_for(p, s.k));
+            if (!lib_ok.pass)
+                throw std::runtime_error("cuBLAS disagrees with the CPU reference: " + lib_ok.describe());
+        }
+        r.ready = true;
+        return r;
+    }
+
+    CheckResult check(Precision p, const std::vector<float>& C, cudaStream_t stream) {
+        Reference& r = reference(p, stream);
+        const Tolerance tol = tolerance_for(p, s.k);
+        if (GemmProblem::full_reference(s)) return check_full(C.data(), s.m, s.n, r.value, r.scale, tol);
+        return combine(check_sample(C.data(), s.n, r.sample, tol),
+                       check_against(C.data(), r.library.data(), view(p), tol));
+    }
+};
+
+GemmProblem::GemmProblem(Shape shape, float alpha, float beta, uint64_t seed)
+    : impl_(new Impl()), shape_(shape) {
+    Impl& d = *impl_;
+    d.s = shape;
+    d.alpha = alpha;
+    d.beta = beta;
+    d.seed = seed;
+    d.A.resize(size_t(shape.m) * shape.k);
+    d.B.resize(size_t(shape.k) * shape.n);
+    fill_random(d.A.data(), d.A.size(), seed, 1);
+    fill_random(d.B.data(), d.B.size(), seed, 2);
+    d.dA = DeviceBuffer<float>(d.A.size());
+    d.dB = DeviceBuffer<float>(d.B.size());
+    d.dC = DeviceBuffer<float>(size_t(shape.m) * shape.n);
+    d.dA.upload(d.A);
+    d.dB.upload(d.B);
+    if (beta != 0.0f) {
+        d.C0.resize(size_t(shape.m) * shape.n);
+        fill_random(d.C0.data(), d.C0.size(), seed, 3);
+        d.dC0 = DeviceBuffer<float>(d.C0.size());
+        d.dC0.upload(d.C0);
+    }
+}
+
+GemmProblem::~GemmProblem() = default;
+
+size_t GemmProblem::device_bytes(Shape s, float beta, bool fp16) {
+    const size_t a = size_t(s.m) * s.k, b = size_t(s.k) * s.n, c = size_t(s.m) * s.n;
+    size_t bytes = (a + b + c) * sizeof(float);
+    if (beta != 0.0f) bytes += c * sizeof(float);
+    if (fp16) bytes += (a + b) * sizeof(__half);
+    return bytes + (64u << 20);  // cuBLAS workspace and context slack
+}
+
+bool GemmProblem::full_reference(Shape s) {
+    return double(s.m) * s.n * s.k <= kFullReferenceMaxMacs && double(s.m) * s.n <= double(1 << 25);
+}
+
+CheckResult GemmProblem::verify(SgemmFn run, Precision p, cudaStream_t stream) {
+    Impl& d = *impl_;
+    const std::vector<float> C = d.run_once([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA.get(), d.dB.get(), d.beta, d.dC.get(), st); }, stream);
+    return d.check(p, C, stream);
+}
+
+CheckResult GemmProblem::verify(HgemmFn run, cudaStream_t stream) {
+    Impl& d = *impl_;
+    d.ensure_fp16();
+    const std::vector<float> C = d.run_once([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA16.get(), d.dB16.get(), d.beta, d.dC.get(), st); }, stream);
+    return d.check(Precision::fp16, C, stream);
+}
+
+CheckResult GemmProblem::verify(const SgemmVariant& v, cudaStream_t stream) { return verify(v.run, v.precision, stream); }
+CheckResult GemmProblem::verify(const HgemmVariant& v, cudaStream_t stream) { return verify(v.run, stream); }
+
+Timing GemmProblem::time(SgemmFn run, int warmup, int reps, cudaStream_t stream) {
+    Impl& d = *impl_;
+    return time_launches([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA.get(), d.dB.get(), d.beta, d.dC.get(), st); }, warmup, reps, stream);
+}
+
+Timing GemmProblem::time(HgemmFn run, int warmup, int reps, cudaStream_t stream) {
+    Impl& d = *impl_;
+    d.ensure_fp16();
+    return time_launches([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA16.get(), d.dB16.get(), d.beta, d.dC.get(), st); }, warmup, reps, stream);
+}
+
+// ---- the chapter program -----------------------------------------------------------------------
+
+std::string build_git_commit() { return WB_GIT_COMMIT; }
+
+RunInfo run_info(const std::string& chapter, const DeviceFacts& dev) {
+    RunInfo info;
+    info.chapter = chapter;
+    info.gpu = dev.name;
+    info.cc = dev.cc();
+    info.driver = cuda_version_string(dev.driver_version);
+    info.runtime = cuda_version_string(dev.runtime_version);
+    info.git = build_git_commit();
+    info.student = student_id();
+    return info;
+}
+
+namespace {
+
+std::vector<std::string> split_names(const std::string& list) {
+    std::vector<std::string> out;
+    std::string item;
+    std::istringstream in(list);
+    while (std::getline(in, item, ',')) out.push_back(item);
+    return out;
+}
+
+bool selected(const Options& opt, const char* name) {
+    if (opt.variant == "all") return true;
+    for (const std::string& n : split_names(opt.variant))
+        if (n == name) return true;
+    return false;
+}
+
+std::string gib(size_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / 1073741824.0);
+    return buf;
+}
+
+}  // namespace
+
+Options parse_or_exit(const Chapter& ch, int argc, char** argv) {
+    Options opt;
+    std::string error;
+    if (!parse_options(argc, argv, opt, error, ch.extras)) {
+        std::fprintf(stderr, "%s: error: %s\n", ch.name.c_str(), error.c_str());
+        std::exit(kExitBadInput);
+    }
+    if (opt.help) {
+        std::printf("%s", usage(ch.name, ch.extras).c_str());
+        std::printf("variants:\n");
+        for (const SgemmVariant& v : ch.sgemm) std::printf("  %-24s %s: %s\n", v.name, to_string(v.precision), v.what);
+        for (const HgemmVariant& v : ch.hgemm) std::printf("  %-24s fp16: %s\n", v.name, v.what);
+        std::exit(kExitOk);
+    }
+    if (opt.shapes.empty()) opt.shapes = ch.default_shapes;
+    if (opt.variant != "all") {
+        for (const std::string& name : split_names(opt.variant)) {
+            bool known = false;
+            for (const SgemmVariant& v : ch.sgemm) known = known || name == v.name;
+            for (const HgemmVariant& v : ch.hgemm) known = known || name == v.name;
+            if (!known) {
+                std::string names;
+                for (const SgemmVariant& v : ch.sgemm) names += std::string(names.empty() ? "" : ", ") + v.name;
+                for (const HgemmVariant& v : ch.hgemm) names += std::string(names.empty() ? "" : ", ") + v.name;
+                std::fprintf(stderr, "%s: error: unknown variant '%s' (this chapter has: %s)\n",
+                             ch.name.c_str(), name.c_str(), names.c_str());
+                std::exit(kExitBadInput);
+            }
+        }
+    }
+    return opt;
+}
+
+void print_kernel_resources(const Chapter& ch, const DeviceFacts& dev) {
+    bool any = false;
+    auto print = [&](const char* name, const KernelInfo& k) {
+        if (!k.kernel) return;
+        cudaFuncAttributes a{};
+        WB_CUDA_CHECK(cudaFuncGetAttributes(&a, k.kernel));
+        if (k.dynamic_smem > 48 * 1024)  // the launcher raises this limit too; do it for the query
+            WB_CUDA_CHECK(cudaFuncSetAttribute(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(k.dynamic_smem)));
+        int blocks = 0;
+        WB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.kernel, k.threads, k.dynamic_smem));
+        if (!any) {
+            std::printf("%-26s %8s %9s %11s %10s %9s %10s %10s\n", "kernel resources", "threads",
+                        "regs/thr", "smem/block", "spill B", "blocks/SM", "warps/SM", "occupancy");
+            any = true;
+        }
+        const int warps = blocks * ((k.threads + 31) / 32);
+        std::printf("%-26s %8d %9d %11zu %10zu %9d %10d %9.0f%%\n", name, k.threads, a.numRegs,
+                    a.sharedSizeBytes + k.dynamic_smem, size_t(a.localSizeBytes), blocks, warps,
+                    100.0 * warps * 32 / dev.max_threads_per_sm);
+    };
+    for (const SgemmVariant& v : ch.sgemm) print(v.name, v.info);
+    for (const HgemmVariant& v : ch.hgemm) print(v.name, v.info);
+    if (any) std::printf("\n");
+}
+
+int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* rows_out) {
+    const DeviceFacts dev = require_device(ch.name);
+    const RunInfo info = run_info(ch.name, dev);
+
+    std::vector<const SgemmVariant*> sv;
+    std::vector<const HgemmVariant*> hv;
+    for (const SgemmVariant& v : ch.sgemm) if (selected(opt, v.name)) sv.push_back(&v);
+    for (const HgemmVariant& v : ch.hgemm) if (selected(opt, v.name)) hv.push_back(&v);
+    std::set<Precision> precisions;
+    for (auto* v : sv) precisions.insert(v->precision);
+    if (!hv.empty()) precisions.insert(Precision::fp16);
+
+    // Every shape must fit before anything is allocated.
+    size_t free_bytes = 0, total_bytes = 0;
+    WB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    for (const Shape& s : opt.shapes) {
+        const size_t need = GemmProblem::device_bytes(s, opt.beta, !hv.empty());
+        if (need > free_bytes) {
+            std::fprintf(stderr, "%s: error: shape %s needs %s of device memory, but only %s of %s is free\n",
+                         ch.name.c_str(), to_string(s).c_str(), gib(need).c_str(), gib(free_bytes).c_str(),
+                         gib(total_bytes).c_str());
+            std::exit(kExitBadInput);
+        }
+    }
+
+    std::printf("%s on %s (sm_%d%d, %d SMs, %.2f GHz): FP32 peak %.1f TFLOP/s, driver CUDA %s, runtime %s\n",
+                ch.name.c_str(), dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sms, dev.clock_ghz,
+                dev.peak_fp32_gflops / 1000, info.driver.c_str(), info.runtime.c_str());
+    std::printf("C = alpha*A*B + beta*C with alpha = %g, beta = %g; seed %llu; %d warm-up + %d timed launches, median shown%s\n\n",
+                opt.alpha, opt.beta, (unsigned long long)opt.seed, opt.warmup, opt.reps,
+                opt.check ? "" : "; verification OFF");
+    print_kernel_resources(ch, dev);
+
+    auto peak_for = [&](Precision p) {
+        return p == Precision::fp32 ? dev.peak_fp32_gflops
+             : p == Precision::tf32 ? dev.peak_tf32_tc_gflops : dev.peak_fp16_tc_gflops;
+    };
+
+    ResultTable table("cuBLAS");
+    table.header();
+    bool failed = false;
+    cudaStream_t stream = nullptr;
+    WB_CUDA_CHECK(cudaStreamCreate(&stream));
+
+    for (const Shape& s : opt.shapes) {
+        GemmProblem prob(s, opt.alpha, opt.beta, opt.seed);
+        double baseline[3] = {-1, -1, -1};
+
+        auto emit = [&](ResultRow r, Precision p, const Timing* t, const CheckResult* c) {
+            r.dtype = to_string(p);
+            r.shape = s;
+            r.alpha = opt.alpha;
+            r.beta = opt.beta;
+            if (t) {
+                r.ms_median = t->ms_median;
+                r.ms_min = t->ms_min;
+            }
+            r.baseline_gflops = baseline[index_of(p)];
+            derive_rates(r, peak_for(p));
+            if (c) r.rel_err = c->rel_err;
+            table.row(r);
+            if (c && !c->pass) std::printf("    %s\n", c->describe().c_str());
+            if (!opt.csv.empty()) append_csv(opt.csv, r, info);
+            if (rows_out) rows_out->push_back(r);
+        };
+
+        // Runs one variant (or cuBLAS): verify, then time. A CUDA error fails the variant; an
+        // error that leaves the context broken (e.g. an illegal address) ends the program.
+        auto measure = [&](const std::string& name, Precision p, int min_cc, auto verify, auto time, bool is_baseline) {
+            ResultRow r;
+            r.variant = name;
+            if (dev.cc_number() < min_cc) {
+                r.status = "skipped (needs sm_" + std::to_string(min_cc) + ")";
+                emit(r, p, nullptr, nullptr);
+                return;
+            }
+            try {
+                CheckResult c;
+                bool checked = opt.check;
+                if (checked) c = verify();
+                Timing t = time();
+                if (is_baseline) baseline[index_of(p)] = s.flops() / (t.ms_median * 1e6);
+                r.status = !checked ? "unchecked" : c.pass ? "PASS" : "FAIL";
+                failed = failed || (checked && !c.pass);
+                emit(r, p, &t, checked ? &c : nullptr);
+            } catch (const std::exception& e) {
+                failed = true;
+                r.status = "FAIL";
+                emit(r, p, nullptr, nullptr);
+                std::printf("    error: %s\n", e.what());
+                cudaGetLastError();
+                if (cudaDeviceSynchronize() != cudaSuccess) {
+                    std::fprintf(stderr, "%s: error: the CUDA context is broken after '%s'; stopping\n",
+                                 ch.name.c_str(), name.c_str());
+                    std::exit(kExitVerifyFailed);
+                }
+            }
+        };
+
+        for (Precision p : precisions) {
+            if (p == Precision::fp16) {
+                measure("cublas_hgemm", p, 0, [&] { return prob.verify(cublas_hgemm, stream); },
+                        [&] { return prob.time(cublas_hgemm, opt.warmup, opt.reps, stream); }, true);
+            } else {
+                SgemmFn lib = p == Precision::tf32 ? cublas_tf32 : cublas_sgemm;
+                measure(p == Precision::tf32 ? "cublas_tf32" : "cublas_sgemm", p, p == Precision::tf32 ? 80 : 0,
+                        [&] { return prob.verify(lib, p, stream); },
+                        [&] { return prob.time(lib, opt.warmup, opt.reps, stream); }, true);
+            }
+        }
+        for (const SgemmVariant* v : sv)
+            measure(v->name, v->precision, v->min_cc, [&] { return prob.verify(*v, stream); },
+                    [&] { return prob.time(v->run, opt.warmup, opt.reps, stream); }, false);
+        for (const HgemmVariant* v : hv)
+            measure(v->name, Precision::fp16, v->min_cc, [&] { return prob.verify(*v, stream); },
+                    [&] { return prob.time(v->run, opt.warmup, opt.reps, stream); }, false);
+    }
+    cudaStreamDestroy(stream);
+    if (failed) std::printf("\nverification FAILED for at least one variant (exit status 1)\n");
+    return failed ? kExitVerifyFailed : kExitOk;
+}
+
+}  // namespace wb

@@ -1,0 +1,177 @@
+// gemm_harness.cuh - the one harness every GPU chapter hands its variant table to.
+//
+// A chapter's kernels.cuh defines launchers with the GEMM contract of WORKBOOK_SPEC.md
+// (row-major, packed, C = alpha * A * B + beta * C, any M, N, K >= 1) and lists them:
+//
+//   inline const wb::SgemmVariant kSgemmVariants[] = {
+//       {"coalesced_32x32", launch_coalesced<32, 32>, "consecutive threads walk along a row of C"},
+//   };
+//
+// and its main is a few lines:
+//
+//   int main(int argc, char** argv) {
+//       return wb::chapter_main({"02_naive_kernel", wb::table(kSgemmVariants)}, argc, argv);
+//   }
+//
+// The harness parses the options, checks the device, makes seeded random inputs, verifies every
+// variant against the double-precision reference, times it and cuBLAS on the same shape, prints
+// one table and appends CSV rows. The same GemmProblem class is used by the Catch2 tests.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_check.cuh"
+#include "device.cuh"
+#include "numerics.h"
+#include "options.h"
+#include "report.h"
+#include "timer.cuh"
+
+// The kernel interface of every chapter (WORKBOOK_SPEC.md, "The GEMM contract").
+using SgemmFn = void (*)(int M, int N, int K, float alpha, const float* A, const float* B,
+                         float beta, float* C, cudaStream_t stream);
+using HgemmFn = void (*)(int M, int N, int K, float alpha, const __half* A, const __half* B,
+                         float beta, float* C, cudaStream_t stream);  // FP16 in, FP32 accumulate
+
+namespace wb {
+
+// What the harness needs to print a kernel's resources (registers, shared memory, spills,
+// occupancy). Optional: leave `kernel` null for variants that launch several kernels or none.
+struct KernelInfo {
+    const void* kernel = nullptr;  // (const void*)my_kernel<...>
+    int threads = 0;               // threads per block of the launch
+    size_t dynamic_smem = 0;       // dynamic shared memory per block in bytes
+};
+
+struct SgemmVariant {
+    const char* name;  // short, unique in the chapter, used by --variant
+    SgemmFn run;
+    const char* what;  // one line: the idea of this step
+    Precision precision = Precision::fp32;  // tf32 for tensor-core variants on FP32 inputs
+    KernelInfo info = {};
+    int min_cc = 0;  // e.g. 80: needs compute capability 8.0; skipped (and said so) below
+};
+
+struct HgemmVariant {
+    const char* name;
+    HgemmFn run;
+    const char* what;
+    KernelInfo info = {};
+    int min_cc = 0;
+};
+
+// A variant table as a vector: wb::table(kSgemmVariants).
+template <class T, size_t N>
+std::vector<T> table(const T (&rows)[N]) {
+    return std::vector<T>(rows, rows + N);
+}
+
+struct Chapter {
+    std::string name;  // "03_shared_tiling"
+    std::vector<SgemmVariant> sgemm = {};
+    std::vector<HgemmVariant> hgemm = {};
+    std::vector<Shape> default_shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}};
+    std::vector<ExtraOption> extras = {};
+};
+
+// ---- cuBLAS with the row-major trick, as launchers with the chapter signatures ---------------
+// cuBLAS is column-major. A row-major M x N matrix is the same bytes as a column-major N x M
+// matrix (its transpose), so C^T = B^T A^T is one column-major call with the operands swapped.
+cublasHandle_t cublas_handle();  // created once per process
+void cublas_sgemm(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                  float* C, cudaStream_t stream);  // FP32 on the CUDA cores
+void cublas_tf32(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                 float* C, cudaStream_t stream);   // TF32 tensor cores, FP32 in and out
+void cublas_hgemm(int M, int N, int K, float alpha, const __half* A, const __half* B, float beta,
+                  float* C, cudaStream_t stream);  // FP16 in, FP32 accumulate and out
+
+// ---- device memory ---------------------------------------------------------------------------
+template <class T>
+class DeviceBuffer {
+public:
+    DeviceBuffer() = default;
+    explicit DeviceBuffer(size_t count) : count_(count) {
+        WB_CUDA_CHECK(cudaMalloc(&ptr_, count * sizeof(T)));
+    }
+    ~DeviceBuffer() {
+        if (ptr_) cudaFree(ptr_);
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), count_(o.count_) { o.ptr_ = nullptr; }
+    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+        std::swap(ptr_, o.ptr_);
+        std::swap(count_, o.count_);
+        return *this;
+    }
+    T* get() const { return ptr_; }
+    size_t size() const { return count_; }
+    void upload(const std::vector<T>& host) {
+        WB_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
+    }
+    std::vector<T> download() const {
+        std::vector<T> host(count_);
+        WB_CUDA_CHECK(cudaMemcpy(host.data(), ptr_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
+        return host;
+    }
+
+private:
+    T* ptr_ = nullptr;
+    size_t count_ = 0;
+};
+
+// ---- one problem: inputs, reference, verification, timing ------------------------------------
+// Holds seeded random A, B (and C0 when beta != 0) on the host and the device, and computes the
+// reference lazily, once per precision. Before every verified run the output is poisoned with
+// NaN when beta == 0 (so an unwritten entry, or a kernel that reads C, fails) or reset to C0.
+class GemmProblem {
+public:
+    GemmProblem(Shape shape, float alpha, float beta, uint64_t seed);
+    ~GemmProblem();
+    GemmProblem(const GemmProblem&) = delete;
+    GemmProblem& operator=(const GemmProblem&) = delete;
+
+    const Shape& shape() const { return shape_; }
+    // Device bytes this problem needs (with FP16 copies of A and B when `fp16`).
+    static size_t device_bytes(Shape s, float beta, bool fp16);
+    // True when the reference is computed in full on the CPU (else: sample + cuBLAS).
+    static bool full_reference(Shape s);
+
+    CheckResult verify(const SgemmVariant& v, cudaStream_t stream = 0);
+    CheckResult verify(const HgemmVariant& v, cudaStream_t stream = 0);
+    // Verifies a launcher that is not in a table (used by tests, e.g. a planted bug).
+    CheckResult verify(SgemmFn run, Precision p, cudaStream_t stream = 0);
+    CheckResult verify(HgemmFn run, cudaStream_t stream = 0);
+    Timing time(SgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
+    Timing time(HgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    Shape shape_;
+};
+
+// Parses the options (chapter defaults applied); on bad input prints one line and exits 2,
+// on --help prints the usage and exits 0. Unknown variant names are bad input too.
+Options parse_or_exit(const Chapter& ch, int argc, char** argv);
+// Runs every selected variant on every shape. Returns the exit status (0, or 1 when a
+// verification failed; 2 and 3 exit directly). Rows are also returned when `rows` is given.
+int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* rows = nullptr);
+inline int chapter_main(const Chapter& ch, int argc, char** argv) {
+    return run_chapter(ch, parse_or_exit(ch, argc, argv));
+}
+
+// Prints the resource table (registers, shared memory, spills, occupancy) of the variants that
+// carry a KernelInfo.
+void print_kernel_resources(const Chapter& ch, const DeviceFacts& dev);
+
+// The run facts for CSV rows: device, versions, the git commit the program was built from.
+RunInfo run_info(const std::string& chapter, const DeviceFacts& dev);
+std::string build_git_commit();
+
+}  // namespace wb

@@ -1,0 +1,506 @@
+// test_common.cu - tests of the shared harness: options, inputs, rounding, reference, checker,
+// CSV (CPU only, they run everywhere), and the GPU path of the harness with cuBLAS.
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "testing.cuh"
+
+using namespace wb;
+
+namespace {
+
+bool parse(std::vector<const char*> args, Options& opt, std::string& err,
+           const std::vector<ExtraOption>& extras = {}) {
+    args.insert(args.begin(), "prog");
+    return parse_options(int(args.size()), args.data(), opt, err, extras);
+}
+
+bool rejects(std::vector<const char*> args) {
+    Options opt;
+    std::string err;
+    const bool ok = parse(args, opt, err);
+    INFO("error message: " << err);
+    CHECK_FALSE(err.empty());
+    CHECK(err.find('\n') == std::string::npos);  // one line
+    return !ok;
+}
+
+// C = alpha * A * B + beta * C0 computed the way a plain FP32 kernel does (float accumulation).
+std::vector<float> float_gemm(const GemmView& g) {
+    std::vector<float> C(size_t(g.s.m) * g.s.n);
+    for (int i = 0; i < g.s.m; ++i)
+        for (int j = 0; j < g.s.n; ++j) {
+            float acc = 0.0f;
+            for (int k = 0; k < g.s.k; ++k) acc = std::fma(g.A[size_t(i) * g.s.k + k], g.B[size_t(k) * g.s.n + j], acc);
+            float c = g.alpha * acc;
+            if (g.beta != 0.0f) c += g.beta * g.C0[size_t(i) * g.s.n + j];
+            C[size_t(i) * g.s.n + j] = c;
+        }
+    return C;
+}
+
+struct HostProblem {
+    Shape s;
+    std::vector<float> A, B, C0;
+    HostProblem(Shape shape, uint64_t seed) : s(shape), A(size_t(shape.m) * shape.k), B(size_t(shape.k) * shape.n), C0(size_t(shape.m) * shape.n) {
+        fill_random(A.data(), A.size(), seed, 1);
+        fill_random(B.data(), B.size(), seed, 2);
+        fill_random(C0.data(), C0.size(), seed, 3);
+    }
+    GemmView view(float alpha = 1.0f, float beta = 0.0f) const {
+        return GemmView{s, alpha, beta, A.data(), B.data(), C0.data()};
+    }
+};
+
+CheckResult check(const GemmView& g, const std::vector<float>& C, Precision p) {
+    std::vector<double> value, scale;
+    reference_full(g, value, scale);
+    return check_full(C.data(), g.s.m, g.s.n, value, scale, tolerance_for(p, g.s.k));
+}
+
+}  // namespace
+
+// ---- options -----------------------------------------------------------------------------------
+
+TEST_CASE("the parser accepts the documented options", "[options]") {
+    Options opt;
+    std::string err;
+    REQUIRE(parse({"--sizes", "128,1000x1013x777", "--alpha", "1.5", "--beta", "-0.25", "--variant",
+                   "tile32", "--warmup", "3", "--reps", "20", "--seed", "9", "--no-check", "--csv", "out.csv"},
+                  opt, err));
+    CHECK(err.empty());
+    REQUIRE(opt.shapes.size() == 2);
+    CHECK(opt.shapes[0].m == 128);
+    CHECK(opt.shapes[0].n == 128);
+    CHECK(opt.shapes[0].k == 128);
+    CHECK(opt.shapes[1].m == 1000);
+    CHECK(opt.shapes[1].n == 1013);
+    CHECK(opt.shapes[1].k == 777);
+    CHECK(opt.alpha == 1.5f);
+    CHECK(opt.beta == -0.25f);
+    CHECK(opt.variant == "tile32");
+    CHECK(opt.warmup == 3);
+    CHECK(opt.reps == 20);
+    CHECK(opt.seed == 9u);
+    CHECK_FALSE(opt.check);
+    CHECK(opt.csv == "out.csv");
+
+    Options one;
+    REQUIRE(parse({"--m", "5", "--n", "7", "--k", "3"}, one, err));
+    REQUIRE(one.shapes.size() == 1);
+    CHECK(one.shapes[0].m == 5);
+    CHECK(one.shapes[0].n == 7);
+    CHECK(one.shapes[0].k == 3);
+
+    Options eq;
+    REQUIRE(parse({"--size=64"}, eq, err));
+    REQUIRE(eq.shapes.size() == 1);
+    CHECK(eq.shapes[0].k == 64);
+
+    Options defaults;
+    REQUIRE(parse({}, defaults, err));
+    CHECK(defaults.shapes.empty());  // the chapter's own sweep
+    CHECK(defaults.alpha == 1.0f);
+    CHECK(defaults.beta == 0.0f);
+    CHECK(defaults.warmup >= 2);
+    CHECK(defaults.reps >= 10);
+    CHECK(defaults.check);
+
+    Options help;
+    REQUIRE(parse({"--help"}, help, err));
+    CHECK(help.help);
+}
+
+TEST_CASE("the parser rejects each kind of bad input with one line", "[options]") {
+    CHECK(rejects({"--bogus"}));
+    CHECK(rejects({"--size"}));               // missing value
+    CHECK(rejects({"--size", "abc"}));        // not a number
+    CHECK(rejects({"--size", "12abc"}));      // trailing garbage
+    CHECK(rejects({"--size", "0"}));          // zero
+    CHECK(rejects({"--size", "-5"}));         // negative
+    CHECK(rejects({"--size", "1.5"}));        // not whole
+    CHECK(rejects({"--sizes", "64,,128"}));   // empty item
+    CHECK(rejects({"--sizes", "64,"}));
+    CHECK(rejects({"--sizes", "10x20"}));     // two dimensions
+    CHECK(rejects({"--sizes", "10x20x"}));
+    CHECK(rejects({"--m", "10", "--n", "10"}));  // K missing
+    CHECK(rejects({"--m", "10", "--n", "10", "--k", "10", "--size", "5"}));
+    CHECK(rejects({"--size", "99999999999"}));   // overflows int
+    CHECK(rejects({"--size", "65536"}));         // 2^32 elements per matrix
+    CHECK(rejects({"--alpha", "x"}));
+    CHECK(rejects({"--beta", "nan"}));
+    CHECK(rejects({"--alpha", "1e40"}));         // not a finite float
+    CHECK(rejects({"--reps", "0"}));
+    CHECK(rejects({"--warmup", "-1"}));
+    CHECK(rejects({"--seed", "-3"}));
+    CHECK(rejects({"--variant", ""}));
+    CHECK(rejects({"--csv"}));
+}
+
+TEST_CASE("chapter options are parsed and listed in --help", "[options]") {
+    std::string json;
+    bool tune = false;
+    std::vector<ExtraOption> extras = {{"json", "FILE  write the facts as JSON", &json, nullptr},
+                                       {"tune", "try every configuration", nullptr, &tune}};
+    Options opt;
+    std::string err;
+    REQUIRE(parse({"--json", "env.json", "--tune"}, opt, err, extras));
+    CHECK(json == "env.json");
+    CHECK(tune);
+    const std::string text = usage("03_shared_tiling", extras);
+    CHECK(text.find("--json") != std::string::npos);
+    CHECK(text.find("--tune") != std::string::npos);
+    CHECK(text.find("exit status") != std::string::npos);
+}
+
+// ---- inputs and rounding -------------------------------------------------------------------------
+
+TEST_CASE("random inputs are seeded, in [-1, 1) and not constant", "[numerics]") {
+    std::vector<float> a(10000), b(10000), c(10000);
+    fill_random(a.data(), a.size(), 1, 1);
+    fill_random(b.data(), b.size(), 1, 1);
+    fill_random(c.data(), c.size(), 2, 1);
+    CHECK(a == b);
+    CHECK(a != c);
+    double sum = 0, sum2 = 0;
+    for (float x : a) {
+        REQUIRE(x >= -1.0f);
+        REQUIRE(x < 1.0f);
+        sum += x;
+        sum2 += double(x) * x;
+    }
+    CHECK(std::fabs(sum / a.size()) < 0.05);                // mean near 0
+    CHECK(std::fabs(sum2 / a.size() - 1.0 / 3.0) < 0.02);  // variance of U(-1,1) is 1/3
+}
+
+TEST_CASE("FP16 and TF32 rounding match IEEE and the device", "[numerics]") {
+    CHECK(round_to_fp16(1.0f) == 1.0f);
+    CHECK(round_to_fp16(65504.0f) == 65504.0f);
+    CHECK(std::isinf(round_to_fp16(65520.0f)));
+    CHECK(round_to_fp16(65519.0f) == 65504.0f);
+    CHECK(round_to_fp16(1.0f + std::ldexp(1.0f, -11)) == 1.0f);  // tie -> even
+    CHECK(round_to_fp16(1.0f + 3 * std::ldexp(1.0f, -11)) == 1.0f + std::ldexp(1.0f, -9));
+    CHECK(round_to_fp16(std::ldexp(1.0f, -24)) == std::ldexp(1.0f, -24));  // smallest subnormal
+    CHECK(round_to_fp16(std::ldexp(1.0f, -26)) == 0.0f);
+    CHECK(round_to_fp16(-0.1f) == -0.0999755859375f);
+    CHECK(fp16_bits(1.0f) == 0x3C00);
+    CHECK(fp16_bits(-2.0f) == 0xC000);
+    CHECK(fp16_bits(65504.0f) == 0x7BFF);
+    CHECK(fp16_bits(std::ldexp(1.0f, -24)) == 0x0001);
+    CHECK(fp16_bits(1e6f) == 0x7C00);
+    CHECK(fp16_bits(0.333251953125f) == 0x3555);
+
+    CHECK(round_to_tf32(1.0f) == 1.0f);
+    CHECK(round_to_tf32(1.0f + std::ldexp(1.0f, -11)) == 1.0f + std::ldexp(1.0f, -10));  // tie -> away
+    CHECK(round_to_tf32(1.0f + std::ldexp(1.0f, -12)) == 1.0f);
+    CHECK(round_to_tf32(-(1.0f + std::ldexp(1.0f, -11))) == -(1.0f + std::ldexp(1.0f, -10)));
+}
+
+// ---- reference -----------------------------------------------------------------------------------
+
+TEST_CASE("the reference is right on hand-checked products", "[reference]") {
+    // [1 2 3]   [ 7  8]   [ 58  64]
+    // [4 5 6] x [ 9 10] = [139 154]
+    //           [11 12]
+    const float A[] = {1, 2, 3, 4, 5, 6}, B[] = {7, 8, 9, 10, 11, 12}, C0[] = {1, -1, 0.5f, 2};
+    std::vector<double> v, s;
+    reference_full(GemmView{{2, 2, 3}, 1.0f, 0.0f, A, B, nullptr}, v, s);
+    CHECK(v == std::vector<double>{58, 64, 139, 154});
+    CHECK(s == std::vector<double>{58, 64, 139, 154});
+    reference_full(GemmView{{2, 2, 3}, 2.0f, -3.0f, A, B, C0}, v, s);
+    CHECK(v == std::vector<double>{113, 131, 276.5, 302});
+    CHECK(s == std::vector<double>{119, 131, 279.5, 314});
+
+    const float An[] = {1, -2}, Bn[] = {3, 4};  // 1x1x2: 1*3 + (-2)*4 = -5, |.|: 3 + 8 = 11
+    reference_full(GemmView{{1, 1, 2}, 1.0f, 0.0f, An, Bn, nullptr}, v, s);
+    CHECK(v[0] == -5);
+    CHECK(s[0] == 11);
+
+    // The sample agrees with the full reference and covers the corners.
+    HostProblem p({37, 29, 41}, 5);
+    reference_full(p.view(1.5f, 0.5f), v, s);
+    auto sample = reference_sample(p.view(1.5f, 0.5f), 64, 3);
+    REQUIRE(sample.size() == 64);
+    CHECK(sample[0].i == 0);
+    CHECK(sample[3].i == 36);
+    CHECK(sample[3].j == 28);
+    for (const RefEntry& e : sample) {
+        CHECK(std::fabs(e.value - v[size_t(e.i) * 29 + e.j]) <= 1e-12 * s[size_t(e.i) * 29 + e.j]);
+    }
+}
+
+// ---- checker -------------------------------------------------------------------------------------
+
+TEST_CASE("correct FP32, TF32 and FP16 results pass at K = 1, 17, 4096", "[checker]") {
+    for (int K : {1, 17, 4096}) {
+        HostProblem p({9, 13, K}, 11);
+        INFO("K = " << K);
+        // FP32: plain float accumulation, alpha and beta.
+        GemmView g = p.view(1.25f, -0.5f);
+        CHECK(check(g, float_gemm(g), Precision::fp32).pass);
+        // TF32: inputs rounded (to nearest, and truncated as some hardware does), float sums.
+        for (bool truncate : {false, true}) {
+            std::vector<float> A = p.A, B = p.B;
+            for (std::vector<float>* x : {&A, &B})
+                for (float& y : *x) {
+                    if (!truncate) {
+                        y = round_to_tf32(y);
+                    } else {
+                        uint32_t u;
+                        std::memcpy(&u, &y, 4);
+                        u &= 0xFFFFE000u;
+                        std::memcpy(&y, &u, 4);
+                    }
+                }
+            GemmView device = g;
+            device.A = A.data();
+            device.B = B.data();
+            std::vector<float> At = p.A, Bt = p.B;
+            round_to(Precision::tf32, At);
+            round_to(Precision::tf32, Bt);
+            GemmView ref = g;  // the reference always uses round-to-nearest inputs
+            ref.A = At.data();
+            ref.B = Bt.data();
+            std::vector<double> v, s;
+            reference_full(ref, v, s);
+            CHECK(check_full(float_gemm(device).data(), 9, 13, v, s, tolerance_for(Precision::tf32, K)).pass);
+        }
+        // FP16 inputs, FP32 accumulation.
+        std::vector<float> A = p.A, B = p.B;
+        round_to(Precision::fp16, A);
+        round_to(Precision::fp16, B);
+        GemmView h = g;
+        h.A = A.data();
+        h.B = B.data();
+        CHECK(check(h, float_gemm(h), Precision::fp16).pass);
+    }
+}
+
+TEST_CASE("the checker catches planted errors", "[checker]") {
+    HostProblem p({24, 24, 17}, 3);
+    const GemmView g = p.view();
+    const std::vector<float> good = float_gemm(g);
+    REQUIRE(check(g, good, Precision::fp32).pass);
+
+    SECTION("one wrong element") {
+        std::vector<float> bad = good;
+        bad[5 * 24 + 7] += 1e-3f;
+        CheckResult r = check(g, bad, Precision::fp32);
+        CHECK_FALSE(r.pass);
+        CHECK(r.failures == 1);
+        CHECK(r.worst_i == 5);
+        CHECK(r.worst_j == 7);
+    }
+    SECTION("a transposed result") {
+        std::vector<float> bad(good.size());
+        for (int i = 0; i < 24; ++i)
+            for (int j = 0; j < 24; ++j) bad[size_t(j) * 24 + i] = good[size_t(i) * 24 + j];
+        CHECK_FALSE(check(g, bad, Precision::fp32).pass);
+    }
+    SECTION("an unwritten (poisoned) element") {
+        std::vector<float> bad = good;
+        bad.back() = std::nanf("");
+        CheckResult r = check(g, bad, Precision::fp32);
+        CHECK_FALSE(r.pass);
+        CHECK(r.worst_i == 23);
+        CHECK(r.worst_j == 23);
+    }
+    SECTION("NaN and Inf never pass") {
+        std::vector<float> bad = good;
+        bad[0] = INFINITY;
+        CHECK_FALSE(check(g, bad, Precision::fp32).pass);
+        bad[0] = -INFINITY;
+        CHECK_FALSE(check(g, bad, Precision::fp32).pass);
+    }
+    SECTION("a missing term of the dot product") {
+        GemmView short_k = g;
+        short_k.s.k = 16;  // same data layout needs K columns: rebuild A without its last column
+        std::vector<float> A16(24 * 16);
+        for (int i = 0; i < 24; ++i)
+            for (int k = 0; k < 16; ++k) A16[i * 16 + k] = p.A[i * 17 + k];
+        short_k.A = A16.data();
+        CHECK_FALSE(check(g, float_gemm(short_k), Precision::fp32).pass);
+    }
+    SECTION("beta * C0 left out") {
+        const GemmView gb = p.view(1.0f, 0.5f);
+        CHECK(check(gb, float_gemm(gb), Precision::fp32).pass);
+        CHECK_FALSE(check(gb, float_gemm(p.view(1.0f, 0.0f)), Precision::fp32).pass);
+    }
+    SECTION("a sampled check catches a wrong corner") {
+        auto sample = reference_sample(g, 32, 1);
+        CHECK(check_sample(good.data(), 24, sample, tolerance_for(Precision::fp32, 17)).pass);
+        std::vector<float> bad = good;
+        bad.back() += 0.01f;
+        CHECK_FALSE(check_sample(bad.data(), 24, sample, tolerance_for(Precision::fp32, 17)).pass);
+    }
+    SECTION("comparison with another library's result") {
+        std::vector<float> other = good;
+        other[3] = std::nextafter(other[3], 10.0f);  // a last-bit difference is fine
+        CHECK(check_against(good.data(), other.data(), g, tolerance_for(Precision::fp32, 17)).pass);
+        std::vector<float> bad = good;
+        bad[100] += 0.01f;
+        CHECK_FALSE(check_against(bad.data(), other.data(), g, tolerance_for(Precision::fp32, 17)).pass);
+    }
+}
+
+TEST_CASE("the tolerance grows with K and with coarser arithmetic", "[checker]") {
+    CHECK(tolerance_for(Precision::fp32, 4096).factor > tolerance_for(Precision::fp32, 17).factor);
+    CHECK(tolerance_for(Precision::tf32, 17).factor > tolerance_for(Precision::fp16, 17).factor);
+    CHECK(tolerance_for(Precision::fp16, 17).factor > tolerance_for(Precision::fp32, 17).factor);
+    // FP32 with K = 4096: (K + 2) * 2^-24, about 2.4e-4 of |A||B|.
+    CHECK(std::fabs(tolerance_for(Precision::fp32, 4096).factor - 4098 * std::ldexp(1.0, -24)) < 1e-7);
+}
+
+// ---- CSV -----------------------------------------------------------------------------------------
+
+namespace {
+std::vector<std::string> split_csv(const std::string& line) {
+    std::vector<std::string> out;
+    std::string cur;
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+        char c = line[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                cur += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                cur += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    out.push_back(cur);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("CSV rows follow the schema", "[csv]") {
+    const std::vector<std::string> header = split_csv(kCsvHeader);
+    REQUIRE(header.size() == 23);
+    CHECK(header.front() == "chapter");
+    CHECK(header[8] == "ms_median");
+    CHECK(header.back() == "student");
+
+    ResultRow r;
+    r.variant = "tile32";
+    r.dtype = "fp32";
+    r.shape = {1000, 1013, 777};
+    r.alpha = 1.5f;
+    r.beta = 0.0f;
+    r.ms_median = 2.0;
+    r.ms_min = 1.5;
+    r.baseline_gflops = 1574.2;
+    derive_rates(r, 10000.0);
+    r.rel_err = 1.25e-7;
+    r.status = "PASS";
+    CHECK(std::fabs(r.gflops - 2.0 * 1000 * 1013 * 777 / 2e6) < 1e-6);
+    CHECK(std::fabs(r.pct_baseline - 100.0 * r.gflops / 1574.2) < 1e-9);
+    RunInfo info{"03_shared_tiling", "NVIDIA H200, rev \"A\"", "9.0", "13.0", "13.0", "abc123", "s42"};
+
+    const std::string path = "test_common_csv.tmp";
+    std::remove(path.c_str());
+    REQUIRE(append_csv(path, r, info));
+    REQUIRE(append_csv(path, r, info));
+    std::ifstream in(path);
+    std::string line;
+    std::vector<std::string> lines;
+    while (std::getline(in, line)) lines.push_back(line);
+    std::remove(path.c_str());
+    REQUIRE(lines.size() == 3);  // header once, then two rows
+    CHECK(lines[0] == kCsvHeader);
+    const std::vector<std::string> f = split_csv(lines[1]);
+    REQUIRE(f.size() == header.size());
+    CHECK(f[0] == "03_shared_tiling");
+    CHECK(f[1] == "tile32");
+    CHECK(f[2] == "fp32");
+    CHECK(f[3] == "1000");
+    CHECK(f[4] == "1013");
+    CHECK(f[5] == "777");
+    CHECK(f[6] == "1.5");
+    CHECK(f[7] == "0");
+    CHECK(std::stod(f[8]) == 2.0);
+    CHECK(std::stod(f[10]) > 0);
+    CHECK(f[15] == "PASS");
+    CHECK(f[16] == "NVIDIA H200, rev \"A\"");  // quoted and unquoted correctly
+    CHECK(f[17] == "9.0");
+    CHECK(f[20] == "abc123");
+    CHECK(f[21].size() == 20);  // 2026-11-29T16:40:21Z
+    CHECK(f[22] == "s42");
+}
+
+// ---- device facts (pure functions, no GPU needed) ----------------------------------------------
+
+TEST_CASE("FP32 lanes and versions by compute capability", "[device]") {
+    CHECK(fp32_lanes_per_sm(7, 5) == 64);
+    CHECK(fp32_lanes_per_sm(8, 0) == 64);
+    CHECK(fp32_lanes_per_sm(8, 6) == 128);
+    CHECK(fp32_lanes_per_sm(8, 9) == 128);
+    CHECK(fp32_lanes_per_sm(9, 0) == 128);
+    CHECK(tensor_flops_per_clock_per_sm(9, 0, false) == 4096);
+    CHECK(tensor_flops_per_clock_per_sm(7, 5, true) == 0);  // Turing has no TF32
+    CHECK(cuda_version_string(13000) == "13.0");
+    CHECK(cuda_version_string(12080) == "12.8");
+    CHECK(rebuild_hint(8, 6) == "make clean && make ARCH=sm_86");
+}
+
+// ---- the GPU side of the harness -----------------------------------------------------------------
+
+namespace {
+// cuBLAS, then one entry overwritten: what a kernel with an edge bug looks like.
+void cublas_with_one_wrong_entry(int M, int N, int K, float alpha, const float* A, const float* B,
+                                 float beta, float* C, cudaStream_t stream) {
+    cublas_sgemm(M, N, K, alpha, A, B, beta, C, stream);
+    const float wrong = 0.0f;
+    WB_CUDA_CHECK(cudaMemcpyAsync(C + size_t(M - 1) * N + (N - 1), &wrong, sizeof wrong,
+                                  cudaMemcpyHostToDevice, stream));
+}
+// Writes nothing at all: the poisoned output must fail.
+void writes_nothing(int, int, int, float, const float*, const float*, float, float*, cudaStream_t) {}
+}  // namespace
+
+TEST_CASE("cuBLAS passes the checker on every standard case", "[gpu]") {
+    WB_REQUIRE_GPU();
+    const std::vector<SgemmVariant> fp32 = {{"cublas_sgemm", cublas_sgemm, "cuBLAS FP32"},
+                                            {"cublas_tf32", cublas_tf32, "cuBLAS TF32", Precision::tf32, {}, 80}};
+    const std::vector<HgemmVariant> fp16 = {{"cublas_hgemm", cublas_hgemm, "cuBLAS FP16"}};
+    test::check_variants(fp32);
+    test::check_variants(fp16);
+}
+
+TEST_CASE("the harness catches planted GPU bugs, small and large shapes", "[gpu]") {
+    WB_REQUIRE_GPU();
+    for (Shape s : {Shape{65, 33, 17}, Shape{2048, 2048, 600}}) {
+        INFO("shape " << to_string(s) << (GemmProblem::full_reference(s) ? " (full reference)" : " (sample + cuBLAS)"));
+        GemmProblem prob(s, 1.0f, 0.0f, 1);
+        CHECK(prob.verify(cublas_sgemm, Precision::fp32).pass);
+        CheckResult r = prob.verify(cublas_with_one_wrong_entry, Precision::fp32);
+        CHECK_FALSE(r.pass);
+        CHECK(r.worst_i == s.m - 1);
+        CHECK(r.worst_j == s.n - 1);
+        CHECK_FALSE(prob.verify(writes_nothing, Precision::fp32).pass);
+    }
+    CHECK_FALSE(GemmProblem::full_reference({2048, 2048, 600}));
+}
+
+TEST_CASE("the event timer reports plausible times", "[gpu]") {
+    WB_REQUIRE_GPU();
+    GemmProblem prob({512, 512, 512}, 1.0f, 0.0f, 1);
+    Timing t = prob.time(cublas_sgemm, 2, 10, 0);
+    REQUIRE(t.ms_all.size() == 10);
+    CHECK(t.ms_min > 0);
+    CHECK(t.ms_min <= t.ms_median);
+    CHECK(t.ms_median < 100);
+}
