@@ -10,13 +10,16 @@
 #include "gemm_device.cuh"
 #include "gemm_harness.cuh"
 
+// `__restrict__` promises the compiler that A, B and C do not overlap, so it may keep loads in
+// flight across iterations and read A and B through the read-only data path.
+
 // Consecutive threads (threadIdx.x) take consecutive ROWS of C: they walk DOWN a column.
 // At step k, the 32 threads of a warp read A[row][k] for 32 different rows: addresses K floats
 // apart, 32 separate 32-byte sectors for 128 useful bytes. Their stores to C are N floats apart.
 // BX, BY: threads per block along x (rows here) and y (columns here).
 template <int BX, int BY>
-__global__ void sgemm_naive_uncoalesced(int M, int N, int K, float alpha, const float* A,
-                                        const float* B, float beta, float* C) {
+__global__ void sgemm_naive_uncoalesced(int M, int N, int K, float alpha, const float* __restrict__ A,
+                                        const float* __restrict__ B, float beta, float* __restrict__ C) {
     const int row = blockIdx.x * BX + threadIdx.x;
     const int col = blockIdx.y * BY + threadIdx.y;
     // The grid rounds up to whole blocks, so the last blocks hang over the matrix edge.
@@ -31,8 +34,8 @@ __global__ void sgemm_naive_uncoalesced(int M, int N, int K, float alpha, const 
 // threads read the same A[row][k], which the hardware broadcasts. The stores to C are contiguous.
 // BX, BY: threads per block along x (columns) and y (rows).
 template <int BX, int BY>
-__global__ void sgemm_naive_coalesced(int M, int N, int K, float alpha, const float* A,
-                                      const float* B, float beta, float* C) {
+__global__ void sgemm_naive_coalesced(int M, int N, int K, float alpha, const float* __restrict__ A,
+                                      const float* __restrict__ B, float beta, float* __restrict__ C) {
     const int col = blockIdx.x * BX + threadIdx.x;
     const int row = blockIdx.y * BY + threadIdx.y;
     if (row >= M || col >= N) return;
