@@ -74,7 +74,7 @@ help:
 	@echo "                      REQUIRE_GPU=1 make test turns a missing GPU into a failure"
 	@echo "  make test-NN        one chapter's tests"
 	@echo "  make bench          every chapter on the standard shapes -> results/bench.csv"
-	@echo "  make report         fill the homework report from results/bench.csv"
+	@echo "  make report         (planned) the homework report filled from results/bench.csv"
 	@echo "  make profile-NN     Nsight Compute with the metrics chapter NN discusses"
 	@echo "  make sanitize       compute-sanitizer memcheck + racecheck over every GPU chapter"
 	@echo "  make check-env      what your GPU and toolkit are, with measured ceilings (00_env_check)"

@@ -21,7 +21,7 @@ NCU ?= ncu
 SANITIZER ?= compute-sanitizer
 
 .DEFAULT_GOAL := all
-.PHONY: all $(NN) run test profile sanitize clean common-lib
+.PHONY: all $(NN) run test profile sanitize clean common-lib help
 
 all: $(PROGRAM) $(TEST_PROGRAM)
 $(NN): $(PROGRAM)
@@ -65,3 +65,7 @@ endif
 
 clean:
 	rm -f $(PROGRAM) $(TEST_PROGRAM) *.o
+
+help:
+	@echo "$(CHAPTER): make | make $(NN) | make run [RUN_ARGS=...] | make test$(if $(filter 1,$(CPU_ONLY)),, | make profile | make sanitize) | make clean"
+	@echo "then ./$(PROGRAM) --help lists the program's options. Architecture: $(ARCH_LIST) ($(ARCH_SOURCE))."

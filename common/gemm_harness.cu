@@ -311,7 +311,7 @@ void print_kernel_resources(const Chapter& ch, const DeviceFacts& dev) {
         WB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.kernel, k.threads, k.dynamic_smem));
         if (!any) {
             std::printf("%-26s %8s %9s %11s %10s %9s %10s %10s\n", "kernel resources", "threads",
-                        "regs/thr", "smem/block", "spill B", "blocks/SM", "warps/SM", "occupancy");
+                        "regs/thr", "smem/block", "local B", "blocks/SM", "warps/SM", "occupancy");
             any = true;
         }
         const int warps = blocks * ((k.threads + 31) / 32);

@@ -166,8 +166,9 @@ inline int chapter_main(const Chapter& ch, int argc, char** argv) {
     return run_chapter(ch, parse_or_exit(ch, argc, argv));
 }
 
-// Prints the resource table (registers, shared memory, spills, occupancy) of the variants that
-// carry a KernelInfo.
+// Prints the resource table of the variants that carry a KernelInfo: registers per thread, shared
+// memory per block, "local B" = local memory per thread (register spills, or arrays the compiler
+// could not keep in registers), blocks and warps per SM, and the occupancy that gives.
 void print_kernel_resources(const Chapter& ch, const DeviceFacts& dev);
 
 // The run facts for CSV rows: device, versions, the git commit the program was built from.
