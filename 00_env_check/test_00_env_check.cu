@@ -138,51 +138,20 @@ double number_after(const std::string& json, const std::string& key) {
     return end == start ? NAN : v;
 }
 
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-// A fresh folder under /tmp, removed by the destructor.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string pattern = (fs::temp_directory_path() / "wb00-XXXXXX").string();
-        REQUIRE(::mkdtemp(&pattern[0]) != nullptr);
-        path = pattern;
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
-};
+using wb::test::read_file;
+using wb::test::RunResult;
+using wb::test::TempDir;
 
 void write_file(const fs::path& path, const std::string& text, fs::perms mode) {
     std::ofstream(path) << text;
     fs::permissions(path, mode);
 }
 
-// The program binary: it is built next to this test binary (the Makefile builds it first).
-fs::path program_path() { return fs::read_symlink("/proc/self/exe").parent_path() / "00_env_check"; }
-
-struct RunResult {
-    int status = -1;
-    std::string out, err;
-};
+fs::path program_path() { return wb::test::program_path("00_env_check"); }
 
 // Runs the program with `args` (and an environment prefix such as "CUDA_VISIBLE_DEVICES=-1").
 RunResult run_program(const std::string& args, const TempDir& dir, const std::string& env_prefix = "") {
-    const fs::path out = dir.path / "stdout.txt", err = dir.path / "stderr.txt";
-    const std::string cmd = env_prefix + " '" + program_path().string() + "' " + args + " >'" + out.string() +
-                            "' 2>'" + err.string() + "'";
-    const int raw = std::system(cmd.c_str());
-    RunResult r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
+    return wb::test::run_program("00_env_check", args, dir, env_prefix);
 }
 
 // A report as a machine with one ready H100-like GPU would produce it.

@@ -58,3 +58,7 @@ TEST_CASE("02: the variant table is well formed", "[02]") {
         for (size_t j = i + 1; j < variants.size(); ++j) CHECK(std::string(variants[i].name) != variants[j].name);
     }
 }
+
+TEST_CASE("02: bad input exits 2, no GPU exits 3, --help exits 0", "[02]") {
+    wb::test::check_program_exit_statuses("02_naive_kernel");
+}

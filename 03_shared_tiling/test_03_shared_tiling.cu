@@ -137,3 +137,7 @@ TEST_CASE("03: the variant table is well formed", "[03]") {
             CHECK(std::string(variants[i].name) != variants[j].name);
     }
 }
+
+TEST_CASE("03: bad input exits 2, no GPU exits 3, --help exits 0", "[03]") {
+    wb::test::check_program_exit_statuses("03_shared_tiling");
+}

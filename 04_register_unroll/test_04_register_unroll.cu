@@ -123,3 +123,7 @@ TEST_CASE("04: the variant table is well formed", "[04]") {
     CHECK(variant_named("2d_128x128x8_8x8").info.threads == (128 / 8) * (128 / 8));
     CHECK(variant_named("2d_128x128x8_16x16").info.threads == (128 / 16) * (128 / 16));
 }
+
+TEST_CASE("04: bad input exits 2, no GPU exits 3, --help exits 0", "[04]") {
+    wb::test::check_program_exit_statuses("04_register_unroll");
+}

@@ -35,7 +35,8 @@ $(WB_LIB) $(WB_TEST_MAIN): common-lib
 $(PROGRAM): $(CHAPTER).cu $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib
 	$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) -o $@ $< $(WB_LIB) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
 
-$(TEST_PROGRAM): $(TEST_PROGRAM).cu $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib
+# The tests also run the program itself (exit statuses), so it is built first.
+$(TEST_PROGRAM): $(TEST_PROGRAM).cu $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib $(PROGRAM)
 ifeq ($(CATCH2_VERSION),)
 	$(error $(CATCH2_MISSING))
 endif
