@@ -1,8 +1,6 @@
 // test_00_env_check - the host-side logic on any machine (JSON, PATH lookup, accounting, verdict,
 // options, the program's exit statuses), and on a GPU the two measuring kernels and the program's
 // JSON with measurements in it.
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +8,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -20,8 +17,6 @@
 #include "testing.cuh"
 
 namespace {
-
-namespace fs = std::filesystem;
 
 // ---- helpers -------------------------------------------------------------------------------
 
@@ -142,12 +137,11 @@ using wb::test::read_file;
 using wb::test::RunResult;
 using wb::test::TempDir;
 
-void write_file(const fs::path& path, const std::string& text, fs::perms mode) {
-    std::ofstream(path) << text;
-    fs::permissions(path, mode);
-}
+using wb::test::make_dirs;
+using wb::test::write_file;
 
-fs::path program_path() { return wb::test::program_path("00_env_check"); }
+std::string program_path() { return wb::test::program_path("00_env_check"); }
+bool program_built() { return ::access(program_path().c_str(), X_OK) == 0; }
 
 // Runs the program with `args` (and an environment prefix such as "CUDA_VISIBLE_DEVICES=-1").
 RunResult run_program(const std::string& args, const TempDir& dir, const std::string& env_prefix = "") {
@@ -273,12 +267,12 @@ TEST_CASE("00: unmeasured values and a machine without GPU give valid JSON", "[0
 
 TEST_CASE("00: find_on_path finds an executable the way a shell does", "[00]") {
     TempDir a, b;
-    write_file(a.path / "wb-tool", "#!/bin/sh\n", fs::perms::owner_all);
-    write_file(b.path / "wb-tool", "#!/bin/sh\n", fs::perms::owner_all);
-    write_file(a.path / "wb-not-executable", "text\n", fs::perms::owner_read | fs::perms::owner_write);
-    fs::create_directory(a.path / "wb-folder");
+    write_file(a / "wb-tool", "#!/bin/sh\n", 0700);
+    write_file(b / "wb-tool", "#!/bin/sh\n", 0700);
+    write_file(a / "wb-not-executable", "text\n", 0600);
+    make_dirs(a / "wb-folder");
 
-    const std::string pa = a.path.string(), pb = b.path.string();
+    const std::string pa = a.path, pb = b.path;
     CHECK(env::find_on_path("wb-tool", pa) == pa + "/wb-tool");
     CHECK(env::find_on_path("wb-tool", "/nonexistent:" + pb + ":" + pa) == pb + "/wb-tool");  // first wins
     CHECK(env::find_on_path("wb-tool", pa + "/") == pa + "/wb-tool");
@@ -288,10 +282,10 @@ TEST_CASE("00: find_on_path finds an executable the way a shell does", "[00]") {
     CHECK(env::find_on_path("wb-tool", "").size() == 0);
 
     // Versioned install folders are searched through a glob; the newest (last sorted) wins.
-    fs::create_directories(a.path / "nsight-2024.1");
-    fs::create_directories(a.path / "nsight-2025.3");
-    write_file(a.path / "nsight-2024.1" / "wb-ncu", "#!/bin/sh\n", fs::perms::owner_all);
-    write_file(a.path / "nsight-2025.3" / "wb-ncu", "#!/bin/sh\n", fs::perms::owner_all);
+    make_dirs(a / "nsight-2024.1");
+    make_dirs(a / "nsight-2025.3");
+    write_file(a / "nsight-2024.1/wb-ncu", "#!/bin/sh\n", 0700);
+    write_file(a / "nsight-2025.3/wb-ncu", "#!/bin/sh\n", 0700);
     CHECK(env::find_in_folders("wb-ncu", {"/nonexistent", pa + "/nsight-*"}) == pa + "/nsight-2025.3/wb-ncu");
     CHECK(env::find_in_folders("wb-ncu", {pb}).empty());
 }
@@ -448,7 +442,7 @@ TEST_CASE("00: text helpers", "[00]") {
 }
 
 TEST_CASE("00: the program refuses bad input with exit status 2 and one line", "[00]") {
-    REQUIRE(fs::exists(program_path()));
+    REQUIRE(program_built());
     TempDir dir;
     for (const char* args : {"--bogus", "--size 1024", "--reps 0", "--json", "--json=",
                              "--json /nonexistent-folder/env.json", "--csv out.csv"}) {
@@ -465,12 +459,12 @@ TEST_CASE("00: the program refuses bad input with exit status 2 and one line", "
 }
 
 TEST_CASE("00: without a GPU the program explains, exits 3 and still writes --json", "[00]") {
-    REQUIRE(fs::exists(program_path()));
+    REQUIRE(program_built());
     TempDir dir;
-    const fs::path json_path = dir.path / "env.json";
+    const std::string json_path = dir / "env.json";
     // An index that does not exist hides every GPU, so this runs the no-GPU path on any machine.
     const RunResult r =
-        run_program("--quick --json '" + json_path.string() + "'", dir, "CUDA_VISIBLE_DEVICES=-1");
+        run_program("--quick --json '" + json_path + "'", dir, "CUDA_VISIBLE_DEVICES=-1");
     INFO(r.out << r.err);
     CHECK(r.status == wb::kExitNoDevice);
     CHECK(r.out.find("== CUDA versions") != std::string::npos);  // versions come before the bad news
@@ -575,10 +569,10 @@ TEST_CASE("00: the measured FMA rate and bandwidth are plausible", "[gpu][00]") 
 
 TEST_CASE("00: the program measures GPU 0 and writes its JSON", "[gpu][00]") {
     WB_REQUIRE_GPU();
-    REQUIRE(fs::exists(program_path()));
+    REQUIRE(program_built());
     TempDir dir;
-    const fs::path json_path = dir.path / "env.json";
-    const RunResult r = run_program("--quick --json '" + json_path.string() + "'", dir);
+    const std::string json_path = dir / "env.json";
+    const RunResult r = run_program("--quick --json '" + json_path + "'", dir);
     INFO(r.out << r.err);
     CHECK(r.status == 0);
     CHECK(r.out.find("ready for chapter 01") != std::string::npos);

@@ -7,20 +7,13 @@
 //   }
 #pragma once
 
-#include <stdlib.h>
-#include <sys/wait.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <algorithm>
-
 #include "catch_compat.hpp"
 #include "gemm_harness.cuh"
+#include "test_support.h"
 
 namespace wb {
 namespace test {
@@ -97,79 +90,6 @@ inline void check_variants(const std::vector<SgemmVariant>& variants,
 inline void check_variants(const std::vector<HgemmVariant>& variants,
                            const std::vector<GemmCase>& cases = standard_cases(), uint64_t seed = 7) {
     check_each(variants, cases, seed);
-}
-
-// ---- running the chapter's program (its exit statuses are part of the contract) ----------------
-
-inline std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-// A fresh folder under /tmp, removed by the destructor.
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "wbtest-XXXXXX").string();
-        REQUIRE(::mkdtemp(&pattern[0]) != nullptr);
-        path = pattern;
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path, ignored);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-};
-
-// A chapter's program is built next to its test binary (chapter.mk builds it first).
-inline std::filesystem::path program_path(const std::string& program) {
-    return std::filesystem::read_symlink("/proc/self/exe").parent_path() / program;
-}
-
-struct RunResult {
-    int status = -1;
-    std::string out, err;
-};
-
-// Runs `program` with `args`, after an environment prefix such as "CUDA_VISIBLE_DEVICES=-1".
-inline RunResult run_program(const std::string& program, const std::string& args, const TempDir& dir,
-                             const std::string& env_prefix = "") {
-    const std::filesystem::path out = dir.path / "stdout.txt", err = dir.path / "stderr.txt";
-    const std::string cmd = env_prefix + " '" + program_path(program).string() + "' " + args + " >'" +
-                            out.string() + "' 2>'" + err.string() + "'";
-    const int raw = std::system(cmd.c_str());
-    RunResult r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = read_file(out);
-    r.err = read_file(err);
-    return r;
-}
-
-// The exit statuses of a GEMM chapter's program (WORKBOOK_SPEC.md, "options"): bad input gets one
-// line on stderr and status 2 before any device work; no usable GPU gets a clear line and status
-// 3 (CUDA_VISIBLE_DEVICES=-1 hides every GPU, so this runs on any machine); --help succeeds.
-inline void check_program_exit_statuses(const std::string& program) {
-    REQUIRE(std::filesystem::exists(program_path(program)));
-    TempDir dir;
-    for (const char* args : {"--bogus", "--size 0", "--size abc", "--sizes 64,,8", "--m 5 --n 5",
-                             "--alpha x", "--reps 0", "--variant no_such_variant", "--csv"}) {
-        const RunResult r = run_program(program, args, dir);
-        INFO(program << " " << args << " -> status " << r.status << ", stderr: " << r.err);
-        CHECK(r.status == kExitBadInput);
-        CHECK(r.err.rfind(program + ": error: ", 0) == 0);
-        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-        CHECK(r.out.empty());
-    }
-    const RunResult none = run_program(program, "--size 64", dir, "CUDA_VISIBLE_DEVICES=-1");
-    INFO("no GPU: status " << none.status << ", stderr: " << none.err);
-    CHECK(none.status == kExitNoDevice);
-    CHECK(none.err.find("no usable CUDA device") != std::string::npos);
-    const RunResult help = run_program(program, "--help", dir);
-    CHECK(help.status == kExitOk);
-    CHECK(help.out.find("--variant") != std::string::npos);
 }
 
 }  // namespace test
