@@ -34,7 +34,7 @@ test-build: lib
 
 # Every test binary runs, even after a failure; the last line adds them all up.
 test: test-build
-	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c))
+	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py
 
 $(addprefix test-,$(NUMBERS)): test-%: lib
 	@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*)
@@ -74,7 +74,7 @@ help:
 	@echo "                      REQUIRE_GPU=1 make test turns a missing GPU into a failure"
 	@echo "  make test-NN        one chapter's tests"
 	@echo "  make bench          every chapter on the standard shapes -> results/bench.csv"
-	@echo "  make report         (planned) the homework report filled from results/bench.csv"
+	@echo "  make report         the homework report (report/) from results/bench.csv; STUDENT_ID=, REPORT_CSV="
 	@echo "  make profile-NN     Nsight Compute with the metrics chapter NN discusses"
 	@echo "  make sanitize       compute-sanitizer memcheck + racecheck over every GPU chapter"
 	@echo "  make check-env      what your GPU and toolkit are, with measured ceilings (00_env_check)"

@@ -301,8 +301,8 @@ Options parse_or_exit(const Chapter& ch, int argc, char** argv) {
 
 void print_kernel_resources(const Chapter& ch, const DeviceFacts& dev) {
     bool any = false;
-    auto print = [&](const char* name, const KernelInfo& k) {
-        if (!k.kernel) return;
+    auto print = [&](const char* name, const KernelInfo& k, int min_cc) {
+        if (!k.kernel || dev.cc_number() < min_cc) return;  // e.g. a kernel that needs 8.0's shared memory
         cudaFuncAttributes a{};
         WB_CUDA_CHECK(cudaFuncGetAttributes(&a, k.kernel));
         if (k.dynamic_smem > 48 * 1024)  // the launcher raises this limit too; do it for the query
@@ -319,8 +319,8 @@ void print_kernel_resources(const Chapter& ch, const DeviceFacts& dev) {
                     a.sharedSizeBytes + k.dynamic_smem, size_t(a.localSizeBytes), blocks, warps,
                     100.0 * warps * 32 / dev.max_threads_per_sm);
     };
-    for (const SgemmVariant& v : ch.sgemm) print(v.name, v.info);
-    for (const HgemmVariant& v : ch.hgemm) print(v.name, v.info);
+    for (const SgemmVariant& v : ch.sgemm) print(v.name, v.info, v.min_cc);
+    for (const HgemmVariant& v : ch.hgemm) print(v.name, v.info, v.min_cc);
     if (any) std::printf("\n");
 }
 

@@ -1,53 +1,195 @@
 #!/usr/bin/env bash
-# bench.sh - `make bench`: every chapter on its standard shapes, cuBLAS (or BLAS for 01) timed
-# in the same run for every shape. Writes results/bench.csv (the spec's schema), the commands
-# used (results/bench_commands.tsv), the device facts (results/env.json), and a summary.
-# BENCH_OUT=folder writes there instead of results/.
+# bench.sh - `make bench`: the whole ladder in one run. Every chapter on its standard shapes, one
+# shape per program run, with cuBLAS (OpenBLAS for the CPU chapter 01) timed in the same run on
+# the same shape. Writes, in results/ (or $BENCH_OUT):
+#   bench.csv           every measurement, in the spec's CSV schema (what `make report` reads)
+#   bench_commands.tsv  chapter<TAB>command: the equivalent single command per chapter
+#                       (tools/fill_results.py puts it under the tables of the notes)
+#   env.json, env.txt   the device facts and measured ceilings (00_env_check --json)
+#   bench.log           everything the programs printed
+# and ends with the summary: the best variant of each chapter at each shape, as % of cuBLAS.
+#
+#   bash tools/bench.sh              run it (make bench)
+#   bash tools/bench.sh --dry-run    print the plan (chapters, shapes, estimated longest launch)
+#                                    and run nothing; with BENCH_ENV=file it plans for that GPU
+#
+# Slow chapters get fewer and smaller shapes (SHAPES below), so the run takes a few minutes on a
+# current GPU. On top of that every shape is checked against an estimate of its slowest launch
+# (the chapter's slowest variant as a fraction of the GPU's FP32 peak, pessimistic on purpose):
+# a shape whose estimate exceeds the limit is skipped, and the line says so. The limit is 1 s when
+# the GPU drives a display (the Windows watchdog kills a kernel after about 2 s; 00_env_check
+# reports "kernel_timeout"), and 5 s otherwise, to keep the whole run short.
+# Exit status: 0 all passed, 1 a program failed or a check failed, 2 bad usage, 3 no usable GPU.
 set -u
 cd "$(dirname "$0")/.."
+
+dry_run=0
+case "${1:-}" in
+  "") ;;
+  --dry-run) dry_run=1 ;;
+  *) echo "usage: bash tools/bench.sh [--dry-run]   (BENCH_OUT=folder, BENCH_ENV=env.json)" >&2; exit 2 ;;
+esac
 out=${BENCH_OUT:-results}
-mkdir -p "$out"
 csv="$out/bench.csv"
 cmds="$out/bench_commands.tsv"
-rm -f "$csv" "$cmds"
+log="$out/bench.log"
 
-# Shapes per chapter: slow chapters get fewer and smaller shapes, so the whole ladder takes a few
-# minutes on a current GPU and no single launch runs long enough to trip a display watchdog.
-declare -A ARGS=(
-  [01]="--sizes 256,512,1024 --warmup 1 --reps 5"
-  [02]="--sizes 1024,2048,4096"
-  [03]="--sizes 1024,2048,4096,1000x1013x4097"
-  [04]="--sizes 1024,2048,4096,1000x1013x4097"
-  [05]="--sizes 1024,2048,4096,8192,4096x4096x1024,1000x1013x4097"
-  [06]="--sizes 1024,2048,4096,8192,1000x1013x4097"
-  [07]="--sizes 128,256,512,1024,2048,4096,8192"
+# ---- what runs where -------------------------------------------------------------------------
+ODD=1000x1013x4097       # nothing a multiple of anything: the edge paths are timed too
+FLAT=4096x4096x1024      # short K: fewer FLOP per byte, and fewer K steps to hide latency in
+declare -A SHAPES=(
+  [01]="256 512 1024"
+  [02]="1024 2048 4096 $ODD"
+  [03]="1024 2048 4096 $ODD"
+  [04]="1024 2048 4096 $ODD"
+  [05]="1024 2048 4096 8192 $FLAT $ODD"
+  [06]="1024 2048 4096 8192 $FLAT $ODD"
+  [07]="128 256 512 1024 2048 4096 8192 $FLAT $ODD"
 )
+# Extra options per chapter. 01: the naive CPU loop needs seconds per call at 1024.
+# 07: its cost measurements (handle, first call) belong to its own notes, not to the bench.
+declare -A OPTIONS=(
+  [01]="--warmup 1 --reps 3"
+  [07]="--no-costs"
+)
+# The slowest variant of each GPU chapter as a fraction of the FP32 peak, rounded down (02's
+# uncoalesced kernel is the slowest of all; 03 has a bank-conflict demonstration; 07's slowest is
+# cuBLAS in pedantic FP32).
+declare -A SLOWEST=([02]=0.004 [03]=0.02 [04]=0.03 [05]=0.03 [06]=0.03 [07]=0.2)
+WATCHDOG_LIMIT_S=1
+LIMIT_S=5
 
-chapters=()
-for d in [0-9][0-9]_*/; do chapters+=("${d%/}"); done
-total=0
-for c in "${chapters[@]}"; do [ -n "${ARGS[${c%%_*}]:-}" ] && [ -x "$c/$c" ] && total=$((total + 1)); done
+mkdir -p "$out" || exit 2
 
-status=0
-if [ -x 00_env_check/00_env_check ]; then
-  echo "bench: device facts -> $out/env.json"
-  ./00_env_check/00_env_check --json "$out/env.json" > "$out/env.txt" 2>&1 || status=$?
-  [ "$status" -eq 3 ] && { cat "$out/env.txt"; exit 3; }
+# ---- the device facts ------------------------------------------------------------------------
+env_json="$out/env.json"
+if [ "$dry_run" -eq 1 ]; then
+  env_json=${BENCH_ENV:-$env_json}
+elif [ -x 00_env_check/00_env_check ]; then
+  echo "bench: device facts and measured ceilings (00_env_check) -> $env_json"
+  ./00_env_check/00_env_check --json "$env_json" >"$out/env.txt" 2>&1
+  rc=$?
+  if [ "$rc" -eq 3 ]; then
+    cat "$out/env.txt"
+    echo "bench: no usable GPU, nothing measured"
+    exit 3
+  fi
+  [ "$rc" -ne 0 ] && echo "bench: 00_env_check exited with status $rc (see $out/env.txt); going on"
+else
+  echo "bench: 00_env_check is not built (make 00): no device facts, no launch-time estimates"
 fi
 
-i=0
-for c in "${chapters[@]}"; do
-  nn=${c%%_*}
-  args=${ARGS[$nn]:-}
-  [ -n "$args" ] || continue
-  if [ ! -x "$c/$c" ]; then echo "bench: $c is not built, skipped"; continue; fi
-  i=$((i + 1))
-  echo "bench: [$i/$total] $c $args"
-  printf '%s\t./%s/%s %s --csv %s\n' "$c" "$c" "$c" "$args" "$csv" >> "$cmds"
-  ./"$c"/"$c" $args --csv "$csv"
-  rc=$?
-  [ $rc -ne 0 ] && { echo "bench: $c exited with status $rc"; status=1; }
+# The first value of a key in the JSON 00_env_check writes (GPU 0 comes first).
+json_value() { grep -o "\"$1\": *[^,}]*" "$2" 2>/dev/null | head -1 | sed 's/^[^:]*: *//'; }
+peak=""
+limit=$LIMIT_S
+if [ -f "$env_json" ]; then
+  peak=$(json_value peak_fp32_gflops "$env_json")
+  if [ "$(json_value kernel_timeout "$env_json")" = "true" ]; then
+    limit=$WATCHDOG_LIMIT_S
+    echo "bench: this GPU has a kernel time limit (display watchdog): no launch may be estimated above ${limit} s"
+  fi
+fi
+case "$peak" in ''|null) peak="" ;; esac
+
+# Estimated seconds of the slowest launch of chapter $1 on shape $2 ("" when unknown).
+estimate_s() {
+  local frac=${SLOWEST[$1]:-}
+  [ -n "$frac" ] && [ -n "$peak" ] || return 0
+  echo "$2" | awk -F x -v frac="$frac" -v peak="$peak" \
+    '{ m = $1; n = (NF == 3) ? $2 : $1; k = (NF == 3) ? $3 : $1;
+       printf "%.3f", 2 * m * n * k / (frac * peak * 1e9) }'
+}
+
+# ---- the plan --------------------------------------------------------------------------------
+plan_chapter=()
+plan_shape=()
+declare -A RAN=()
+for nn in 01 02 03 04 05 06 07; do
+  dir=$(ls -d ${nn}_*/ 2>/dev/null | head -1)
+  dir=${dir%/}
+  if [ -z "$dir" ]; then
+    echo "bench: chapter $nn does not exist yet, skipped"
+    continue
+  fi
+  if [ ! -x "$dir/$dir" ] && [ "$dry_run" -eq 0 ]; then
+    echo "bench: $dir is not built (make $nn), skipped"
+    continue
+  fi
+  for shape in ${SHAPES[$nn]}; do
+    est=$(estimate_s "$nn" "$shape")
+    if [ -n "$est" ] && awk -v e="$est" -v l="$limit" 'BEGIN { exit !(e > l) }'; then
+      echo "bench: $dir $shape skipped: its slowest launch would take about ${est} s (limit ${limit} s)"
+      continue
+    fi
+    plan_chapter+=("$dir")
+    plan_shape+=("$shape")
+    RAN[$dir]="${RAN[$dir]:+${RAN[$dir]},}$shape"
+  done
+done
+total=${#plan_chapter[@]}
+
+if [ "$dry_run" -eq 1 ]; then
+  echo "bench: plan, $total runs${peak:+ (FP32 peak ${peak} GFLOP/s, launch limit ${limit} s)}:"
+  for ((i = 0; i < total; i++)); do
+    c=${plan_chapter[$i]}
+    est=$(estimate_s "${c%%_*}" "${plan_shape[$i]}")
+    built=""
+    [ -x "$c/$c" ] || built="(not built) "
+    printf '  [%*d/%d] %-22s %-16s %s%s\n' ${#total} $((i + 1)) "$total" "$c" "${plan_shape[$i]}" "$built" \
+      "${est:+slowest launch ~${est} s}"
+  done
+  exit 0
+fi
+[ "$total" -gt 0 ] || { echo "bench: nothing to run (make first)"; exit 1; }
+
+# ---- the run ---------------------------------------------------------------------------------
+rm -f "$csv" "$cmds" "$log"
+for c in "${!RAN[@]}"; do
+  printf '%s\t./%s/%s --sizes %s %s--csv %s\n' "$c" "$c" "$c" "${RAN[$c]}" \
+    "${OPTIONS[${c%%_*}]:+${OPTIONS[${c%%_*}]} }" "$csv" >>"$cmds"
+done
+sort -o "$cmds" "$cmds"
+
+status=0
+start=$SECONDS
+for ((i = 0; i < total; i++)); do
+  c=${plan_chapter[$i]}
+  shape=${plan_shape[$i]}
+  left=$((total - i - 1))
+  printf 'bench: [%*d/%d] %-22s %-16s (%d left, %d s so far) ... ' ${#total} $((i + 1)) "$total" "$c" "$shape" \
+    "$left" $((SECONDS - start))
+  before=0 log_before=0
+  [ -f "$csv" ] && before=$(wc -l <"$csv")
+  [ -f "$log" ] && log_before=$(wc -l <"$log")
+  t0=$SECONDS
+  # shellcheck disable=SC2086  # OPTIONS holds several words on purpose
+  { echo "== ./$c/$c --size $shape ${OPTIONS[${c%%_*}]:-} --csv $csv"
+    ./"$c"/"$c" --size "$shape" ${OPTIONS[${c%%_*}]:-} --csv "$csv" 2>&1; echo "== exit status $?"; } >>"$log"
+  rc=$(tail -1 "$log" | awk '{ print $NF }')
+  if [ "$rc" -eq 3 ]; then
+    echo "no usable GPU"
+    tail -n 3 "$log" | head -n 2
+    exit 3
+  fi
+  # The fastest variant that passed, among the rows this run added (not the baselines).
+  best=$(tail -n +"$((before + 1))" "$csv" 2>/dev/null | awk -F, '
+    $1 != "chapter" && $16 == "PASS" && $11 != "" && $2 !~ /^(cublas_(sgemm|tf32|hgemm)|openblas)/ {
+      if ($11 + 0 > g) { g = $11 + 0; v = $2; p = $13 } }
+    END { if (v != "") printf "best %s %.0f GFLOP/s%s", v, g, (p != "" ? sprintf(" = %.1f%% of the baseline", p) : "") }')
+  if [ "$rc" -eq 0 ]; then
+    echo "$((SECONDS - t0)) s, ${best:-no variant passed}"
+  else
+    echo "FAILED (exit status $rc), ${best:-no variant passed}"
+    tail -n +"$((log_before + 1))" "$log" | grep -E "FAIL|error" | tail -n 5 | sed 's/^/    /'
+    status=1
+  fi
 done
 
-python3 tools/bench_summary.py "$csv" || true
+echo "bench: $total runs in $((SECONDS - start)) s; rows in $csv, programs' output in $log"
+if command -v python3 >/dev/null 2>&1; then
+  python3 tools/bench_summary.py "$csv" || status=1
+else
+  echo "bench: python3 not found: no summary table (install python3)"
+fi
 exit $status

@@ -1,27 +1,187 @@
 #!/usr/bin/env python3
-"""bench_summary.py CSV - the best variant of each chapter with its % of the baseline per shape."""
+"""bench_summary.py [CSV] - the closing table of `make bench`: the best variant of each chapter at
+each shape, as % of cuBLAS from the same run.
+
+Also the reading side of results/bench.csv for tools/report.py: loading the rows, telling the
+baselines from the variants, picking the best variant, and ordering shapes. Standard library only.
+
+% of cuBLAS compares like with like: an FP32 variant with cuBLAS SGEMM, a TF32 variant with cuBLAS
+in TF32, an FP16 variant with cuBLAS on FP16 inputs, each timed in the same program run on the same
+shape (the CSV's pct_cublas column). Chapter 01 runs on the CPU and its own baseline is OpenBLAS; for
+it the % of cuBLAS divides by cuBLAS SGEMM on the same shape from a GPU chapter of the same bench run
+(chapter 07's when it has one).
+"""
 import csv
+import statistics
 import sys
 from collections import defaultdict
 
+# The rows the GPU harness times as the baseline of every chapter (common/gemm_harness.cu).
+GPU_BASELINES = {"cublas_sgemm": "fp32", "cublas_tf32": "tf32", "cublas_hgemm": "fp16"}
+CPU_CHAPTER_PREFIX = "01_"
+PREFERRED_CUBLAS_CHAPTER = "07_cublas_baseline"
 
-def main(path):
-    with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["status"] == "PASS" and r["pct_cublas"]]
-    best = defaultdict(dict)  # chapter -> shape -> row
+
+def load_rows(path):
+    """The CSV rows as dicts (the spec's columns), in file order."""
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def number(text):
+    """A CSV number, or None for an empty field (not measured)."""
+    try:
+        return float(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def is_cpu_chapter(chapter):
+    return chapter.startswith(CPU_CHAPTER_PREFIX)
+
+
+def is_baseline(row):
+    """True for the library rows a chapter compares itself with (cuBLAS; OpenBLAS in chapter 01)."""
+    if is_cpu_chapter(row["chapter"]):
+        return row["variant"].startswith("openblas")
+    return row["variant"] in GPU_BASELINES
+
+
+def shape_of(row):
+    return int(row["M"]), int(row["N"]), int(row["K"])
+
+
+def shape_label(shape):
+    """'4096' for a cube, 'MxNxK' otherwise."""
+    m, n, k = shape
+    return str(m) if m == n == k else f"{m}x{n}x{k}"
+
+
+def shape_order(shape):
+    """Cubes first, by size; then the other shapes by their FLOP count."""
+    m, n, k = shape
+    return (0 if m == n == k else 1, m * n * k, shape)
+
+
+def flops(shape):
+    m, n, k = shape
+    return 2.0 * m * n * k
+
+
+def cublas_sgemm_reference(rows):
+    """(M, N, K) -> GFLOP/s of cuBLAS SGEMM, for chapter 01's % of cuBLAS: chapter 07's baseline
+    row where there is one, else the median of the other GPU chapters' SGEMM baseline rows."""
+    found = defaultdict(lambda: defaultdict(list))  # shape -> chapter -> [gflops]
     for r in rows:
-        if r["variant"].startswith(("cublas", "openblas")):
+        g = number(r["gflops"])
+        if r["variant"] == "cublas_sgemm" and r["status"] == "PASS" and g:
+            found[shape_of(r)][r["chapter"]].append(g)
+    ref = {}
+    for shape, by_chapter in found.items():
+        values = by_chapter.get(PREFERRED_CUBLAS_CHAPTER) or [g for gs in by_chapter.values() for g in gs]
+        ref[shape] = statistics.median(values)
+    return ref
+
+
+def pct_of_cublas(row, sgemm_ref):
+    """% of cuBLAS of the same precision from the same run (see the module's docstring)."""
+    if is_cpu_chapter(row["chapter"]):
+        g, ref = number(row["gflops"]), sgemm_ref.get(shape_of(row))
+        return 100.0 * g / ref if g and ref else None
+    return number(row["pct_cublas"])
+
+
+def best_variants(rows):
+    """{(chapter, dtype): {shape: row}}: the fastest variant that passed its check, per shape."""
+    best = defaultdict(dict)
+    for r in rows:
+        g = number(r["gflops"])
+        if r["status"] != "PASS" or is_baseline(r) or not g:
             continue
-        shape = f'{r["M"]}x{r["N"]}x{r["K"]}'
-        cur = best[r["chapter"]].get(shape)
-        if cur is None or float(r["pct_cublas"]) > float(cur["pct_cublas"]):
-            best[r["chapter"]][shape] = r
-    print("\nbest variant of each chapter, % of the baseline from the same run (cuBLAS; BLAS for 01):")
-    for chapter in sorted(best):
-        for shape, r in best[chapter].items():
-            print(f'  {chapter:22s} {shape:16s} {r["variant"]:28s} {float(r["gflops"]):10.1f} GFLOP/s '
-                  f'{float(r["pct_cublas"]):6.1f}%')
+        key, shape = (r["chapter"], r["dtype"]), shape_of(r)
+        current = best[key].get(shape)
+        if current is None or g > number(current["gflops"]):
+            best[key][shape] = r
+    return dict(best)
+
+
+def all_shapes(rows):
+    return sorted({shape_of(r) for r in rows}, key=shape_order)
+
+
+def failures(rows):
+    return [r for r in rows if r["status"] == "FAIL"]
+
+
+def compress_names(per_shape):
+    """'tiled_32_4rows (1024, 2048); tiled_32 (4096)' from [(shape, name), ...] in shape order."""
+    groups = []
+    for shape, name in per_shape:
+        if groups and groups[-1][0] == name:
+            groups[-1][1].append(shape)
+        else:
+            groups.append((name, [shape]))
+    if len(groups) == 1:
+        return f"{groups[0][0]} (all shapes)"
+    return "; ".join(f"{name} ({', '.join(shape_label(s) for s in shapes)})" for name, shapes in groups)
+
+
+DTYPE_ORDER = {"fp32": 0, "tf32": 1, "fp16": 2}
+
+
+def key_order(key):
+    """(chapter, dtype) in chapter order, FP32 before TF32 before FP16."""
+    chapter, dtype = key
+    return chapter, DTYPE_ORDER.get(dtype, 9), dtype
+
+
+def summary_text(rows):
+    """The closing text of `make bench`, as one string."""
+    best = best_variants(rows)
+    if not best:
+        return "no variant passed its check: nothing to summarize\n"
+    ref = cublas_sgemm_reference(rows)
+    shapes = [s for s in all_shapes(rows) if any(s in per for per in best.values())]
+    labels = [shape_label(s) for s in shapes]
+    widths = [max(len(label), 7) + 2 for label in labels]
+    keys = sorted(best, key=key_order)
+
+    def line(first, cells):
+        return first + "".join(f"{c:>{w}s}" for c, w in zip(cells, widths))
+
+    out = ["", "Best variant of each chapter, % of cuBLAS of the same precision from the same run",
+           "(chapter 01: of cuBLAS SGEMM on the same shape; - = not run, or nothing passed):", ""]
+    out.append(line(f"{'chapter':24s}{'type':6s}", labels))
+    for key in keys:
+        cells = []
+        for s in shapes:
+            r = best[key].get(s)
+            p = pct_of_cublas(r, ref) if r else None
+            cells.append(f"{p:.1f}%" if p is not None else "-")
+        out.append(line(f"{key[0]:24s}{key[1]:6s}", cells))
+    if ref:
+        out.append(line(f"{'cuBLAS SGEMM, GFLOP/s':30s}", [f"{ref[s]:.0f}" if s in ref else "-" for s in shapes]))
+    out += ["", "best variants:"]
+    for key in keys:
+        per_shape = [(s, best[key][s]["variant"]) for s in shapes if s in best[key]]
+        out.append(f"  {key[0]} {key[1]}: {compress_names(per_shape)}")
+    failed = failures(rows)
+    if failed:
+        out += ["", f"verification FAILED in {len(failed)} row(s):"]
+        out += [f"  {r['chapter']} {r['variant']} {shape_label(shape_of(r))}" for r in failed]
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    path = argv[1] if len(argv) > 1 else "results/bench.csv"
+    try:
+        rows = load_rows(path)
+    except OSError as e:
+        print(f"bench_summary: cannot read {path}: {e.strerror}", file=sys.stderr)
+        return 2
+    sys.stdout.write(summary_text(rows))
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "results/bench.csv")
+    sys.exit(main(sys.argv))

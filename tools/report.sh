@@ -1,6 +1,17 @@
 #!/usr/bin/env bash
-# report.sh - `make report`. The filled homework report (report_template/, plots) is not part of
-# the workbook yet; until it is, this says so instead of failing obscurely.
-echo "make report: the report generator is not written yet. Measured rows are in results/bench.csv"
-echo "(make bench); tools/fill_results.py turns them into the tables of the chapter notes."
-exit 2
+# report.sh - `make report`: the homework report (report_template/) filled from the measured
+# results into report/: tables, device facts, provenance, and plots when matplotlib is installed.
+#
+#   make report                                        from results/bench.csv and results/env.json
+#   REPORT_CSV=results/h200/bench.csv make report      from another run (its env.json beside it)
+#   STUDENT_ID=20231234 make report                    who the report is by
+#   REPORT_OUT=folder, REPORT_ENV=file, REPORT_SHAPE=2048 (the ladder's shape; default 4096)
+#
+# Exit status: 0 done, 2 no results to report (run `make bench` first).
+set -u
+cd "$(dirname "$0")/.."
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "make report: python3 is needed (Debian/Ubuntu: sudo apt-get install python3)" >&2
+  exit 2
+fi
+exec python3 tools/report.py "$@"

@@ -1,0 +1,43 @@
+// 07_cublas_baseline - cuBLAS done right: the row-major trick, SGEMM in three math modes, TF32 and
+// FP16 through cublasGemmEx, and what a handle and a first call cost.
+// Run: make 07 && ./07_cublas_baseline [--size 4096] [--costs-only] [--no-costs] (--help lists all)
+//
+// First the costs (in a fresh process, so "first call" means first), then the size sweep
+// 128 ... 8192 of every variant through the common harness.
+#include <cstdio>
+
+#include "cublas_costs.cuh"
+#include "kernels.cuh"
+
+int main(int argc, char** argv) {
+    costs::Settings settings;
+    // clang-format off
+    const wb::Chapter chapter{
+        "07_cublas_baseline",
+        wb::table(kSgemmVariants),
+        wb::table(kHgemmVariants),
+        {{128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
+         {4096, 4096, 4096}, {8192, 8192, 8192}},
+        costs::extra_options(settings),
+    };
+    // clang-format on
+    const wb::Options opt = wb::parse_or_exit(chapter, argc, argv);
+    std::string error;
+    if (!costs::check_settings(settings, error)) {
+        std::fprintf(stderr, "%s: error: %s\n", chapter.name.c_str(), error.c_str());
+        return wb::kExitBadInput;
+    }
+
+    if (!settings.no_costs) {
+        const costs::ProcessStart start = costs::measure_process_start();  // before any other CUDA call
+        const wb::DeviceFacts dev = wb::require_device(chapter.name);      // exits 3 without a GPU
+        try {
+            std::printf("%s", costs::format(start, costs::measure(dev, opt.reps)).c_str());
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error while measuring the costs: %s\n", chapter.name.c_str(), e.what());
+            return wb::kExitVerifyFailed;
+        }
+        if (settings.costs_only) return wb::kExitOk;
+    }
+    return wb::run_chapter(chapter, opt);
+}

@@ -1,0 +1,719 @@
+#!/usr/bin/env python3
+"""report.py - `make report`: the homework report, filled in from measured results.
+
+Reads the bench results (results/bench.csv, the spec's CSV schema) and the device facts that
+00_env_check wrote (results/env.json), and writes report/: a copy of report_template/ in English and
+Chinese with every {{PLACEHOLDER}} replaced by a table or a paragraph computed from those two files,
+the plots (with matplotlib), and a copy of the two input files, so the report carries its evidence.
+
+Settings (environment variables; paths relative to the workbook's top folder):
+  REPORT_CSV       the results (default results/bench.csv)
+  REPORT_ENV       the device facts (default: env.json next to REPORT_CSV)
+  REPORT_OUT       where the report goes (default report/)
+  REPORT_TEMPLATE  the templates (default report_template/)
+  REPORT_SHAPE     the shape of the ladder and the roofline (default 4096, i.e. 4096x4096x4096)
+  STUDENT_ID       who the report is by (else the CSV's student column)
+
+Standard library only; matplotlib is optional (without it the tables are still filled and one line
+says how to install it). Exit status: 0 done, 2 the results file is missing or empty.
+"""
+import datetime
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_summary as bs  # noqa: E402  (the same reading of the CSV as `make bench`)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the plots"
+TEMPLATES = (("report.md", "en"), ("report.zh-CN.md", "zh"))
+PLOT_FILES = ("gflops_vs_size.png", "ladder_4096.png", "roofline.png")
+
+# Words of the generated tables, in both languages.
+TEXT = {
+    "en": {
+        "fact": "fact", "value": "value", "chapter": "chapter", "variant": "variant", "type": "type",
+        "best": "best variant", "gflops": "GFLOP/s", "pct_cublas": "% of cuBLAS", "pct_peak": "% of peak",
+        "rel_err": "rel. error", "ms": "ms (median)", "check": "check", "shape": "M x N x K",
+        "runs": "shapes run", "pass": "PASS", "fail": "FAIL", "other": "other", "worst": "largest rel. error",
+        "at": "at", "ai": "FLOP/byte (min. traffic)", "roof": "roofline limit, GFLOP/s", "pct_roof": "% of the limit",
+        "side": "side of the ridge", "side_compute": "compute", "side_memory": "memory",
+        "no_rows": "(no rows in the results)", "not_run": "not run at this shape",
+        "baseline_note": "cuBLAS baseline, same run",
+        "ladder_caption": "Best variant of each chapter at {shape}. % of cuBLAS: against cuBLAS in the same "
+                          "precision, timed on the same shape in the same program run; chapter 01 (CPU): against "
+                          "cuBLAS SGEMM on the same shape from the same bench run. % of peak: FP32 peak for FP32, "
+                          "tensor-core peak for TF32 and FP16.",
+        "sweep_caption": "GFLOP/s of the best variant of each chapter at each shape, with its % of cuBLAS in "
+                         "brackets (same rules as the ladder). - : not run at that shape, or nothing passed.",
+        "variants_caption": "Every variant at {shape}, as measured (baseline rows included).",
+        "cublas_caption": "Chapter 07's baseline rows: cuBLAS at every size of its sweep, GFLOP/s and % of the "
+                          "peak of that precision.",
+        "no_cublas": "Chapter 07 is not in these results: run `make bench` (or `./07_cublas_baseline/07_cublas_baseline --csv ...`).",
+        "correct_caption": "Every variant's check over all shapes it ran on. rel. error = ||C - C_ref||_F / "
+                           "||C_ref||_F against the double-precision reference computed from the inputs as "
+                           "rounded to the variant's input precision; a check passes when every entry is "
+                           "inside the spec's bound.",
+        "baselines_line": "cuBLAS/OpenBLAS baseline rows: {n} checked, {passed} PASS, largest rel. error {worst}.",
+        "roof_caption": "Each chapter's best variant at {shape} against the roofline of this GPU. "
+                        "FLOP/byte = 2MNK / (bytes of A, B and C moved once): the least traffic any GEMM "
+                        "of this shape can have (its real traffic is higher, so its real point lies to the left). "
+                        "Limit = min(compute ceiling, FLOP/byte x memory bandwidth) with the ceilings below.",
+        "ceilings": "Ceilings used: {items}.",
+        "fp32_measured": "FP32 {v} GFLOP/s (measured FMA rate)",
+        "fp32_theory": "FP32 {v} GFLOP/s (theoretical peak)",
+        "tf32": "TF32 tensor cores {v} GFLOP/s (theoretical)",
+        "fp16": "FP16 tensor cores {v} GFLOP/s (theoretical)",
+        "bw_measured": "memory {v} GB/s (measured copy)",
+        "bw_theory": "memory {v} GB/s (theoretical)",
+        "no_bw": "memory bandwidth unknown (no device facts): the memory side is not drawn",
+        "no_env": "Device facts not found ({path}): run `make check-env` or `make bench` on the GPU machine "
+                  "(00_env_check --json). What the results file itself says:",
+        "gpu": "GPU", "cc": "compute capability", "sms": "SMs x FP32 lanes", "clock": "max SM clock",
+        "memory": "device memory", "l2": "L2 cache", "smem": "shared memory per SM / per block (opt-in)",
+        "regs": "registers per SM", "cuda": "CUDA driver / runtime", "ecc": "ECC",
+        "peak_fp32": "FP32 peak (theory)", "fma": "FP32 FMA rate (measured)", "clock_load": "SM clock under load",
+        "peak_tf32": "TF32 tensor-core peak (theory)", "peak_fp16": "FP16 tensor-core peak (theory)",
+        "bw": "DRAM bandwidth (theory)", "bw_meas": "DRAM bandwidth (measured, best copy)",
+        "ridge": "ridge point (measured FMA / measured bandwidth)", "ridge_theory": "ridge point (theory)",
+        "yes": "yes", "no": "no", "of_theory": " ({pct:.1f}% of theory)", "commit": "commit", "from_csv": ", from the CSV's % of peak",
+        "student": "Student", "student_unset": "not set (run `STUDENT_ID=... make report`)",
+        "generated": "Report generated", "by": "by tools/report.py at commit",
+        "measurements": "Measurements", "rows": "rows", "sha": "SHA-256", "between": "measured between",
+        "commits": "programs built from commit(s)", "device_facts": "Device facts", "none": "none",
+        "commands": "Commands (from {path})", "devices": "Devices in the results",
+        "copies": "Copies of both files are in `data/` next to this report.",
+        "plot1": "GFLOP/s against size: the best variant of each chapter, and cuBLAS in each precision.",
+        "plot2": "The ladder at {shape}: each chapter's best variant as % of cuBLAS in the same precision.",
+        "plot3": "Roofline with the measured ceilings; every variant at every shape it ran on, at its "
+                 "minimum-traffic FLOP/byte; the best of each chapter at {shape} labelled.",
+    },
+    "zh": {
+        "fact": "项目", "value": "数值", "chapter": "章节", "variant": "变体", "type": "精度",
+        "best": "最佳变体", "gflops": "GFLOP/s", "pct_cublas": "占 cuBLAS 的 %", "pct_peak": "占峰值的 %",
+        "rel_err": "相对误差", "ms": "毫秒（中位数）", "check": "检查", "shape": "M x N x K",
+        "runs": "运行的形状数", "pass": "通过", "fail": "失败", "other": "其他", "worst": "最大相对误差",
+        "at": "形状", "ai": "FLOP/字节（最小访存量）", "roof": "屋顶线上限 GFLOP/s", "pct_roof": "占上限的 %",
+        "side": "位于脊点的哪一侧", "side_compute": "计算侧", "side_memory": "访存侧",
+        "no_rows": "（结果中没有数据）", "not_run": "未在此形状上运行",
+        "baseline_note": "cuBLAS 基线，同一次运行",
+        "ladder_caption": "各章在 {shape} 上的最佳变体。占 cuBLAS 的 %：与同一次程序运行中、同一形状上、"
+                          "相同精度的 cuBLAS 相比；第 01 章（CPU）：与同一次 bench 中同一形状上的 cuBLAS SGEMM 相比。"
+                          "占峰值的 %：FP32 用 FP32 峰值，TF32 与 FP16 用张量核心峰值。",
+        "sweep_caption": "各章最佳变体在每个形状上的 GFLOP/s，括号中为占 cuBLAS 的 %（规则同上）。"
+                         "-：未在该形状上运行，或没有通过检查的变体。",
+        "variants_caption": "{shape} 上的全部变体（含基线行），即测量原值。",
+        "cublas_caption": "第 07 章的基线行：cuBLAS 在其扫描的每个尺寸上的 GFLOP/s 及占该精度峰值的 %。",
+        "no_cublas": "结果中没有第 07 章：请运行 `make bench`（或 `./07_cublas_baseline/07_cublas_baseline --csv ...`）。",
+        "correct_caption": "每个变体在其运行过的全部形状上的检查结果。相对误差 = ||C - C_ref||_F / ||C_ref||_F，"
+                           "参考结果以双精度计算，输入先舍入到该变体的输入精度；每个元素都在规范给出的误差界内才算通过。",
+        "baselines_line": "cuBLAS/OpenBLAS 基线行：共检查 {n} 行，{passed} 行通过，最大相对误差 {worst}。",
+        "roof_caption": "各章在 {shape} 上的最佳变体与本 GPU 屋顶线的对比。FLOP/字节 = 2MNK /（A、B、C 各读写一次的字节数）："
+                        "这是该形状的任何 GEMM 可能的最小访存量（实际访存更多，所以真实的点在更左侧）。"
+                        "上限 = min(计算上限, FLOP/字节 x 内存带宽)，所用上限见下。",
+        "ceilings": "所用上限：{items}。",
+        "fp32_measured": "FP32 {v} GFLOP/s（实测 FMA 速率）",
+        "fp32_theory": "FP32 {v} GFLOP/s（理论峰值）",
+        "tf32": "TF32 张量核心 {v} GFLOP/s（理论）",
+        "fp16": "FP16 张量核心 {v} GFLOP/s（理论）",
+        "bw_measured": "内存 {v} GB/s（实测拷贝）",
+        "bw_theory": "内存 {v} GB/s（理论）",
+        "no_bw": "内存带宽未知（没有设备信息文件）：不画访存侧",
+        "no_env": "未找到设备信息文件（{path}）：请在 GPU 机器上运行 `make check-env` 或 `make bench`"
+                  "（00_env_check --json）。结果文件本身给出的信息：",
+        "gpu": "GPU", "cc": "计算能力", "sms": "SM 数 x 每 SM 的 FP32 单元", "clock": "最高 SM 时钟",
+        "memory": "显存", "l2": "L2 缓存", "smem": "每 SM / 每线程块（可选上限）共享内存",
+        "regs": "每 SM 寄存器数", "cuda": "CUDA 驱动 / 运行时", "ecc": "ECC",
+        "peak_fp32": "FP32 峰值（理论）", "fma": "FP32 FMA 速率（实测）", "clock_load": "负载下的 SM 时钟",
+        "peak_tf32": "TF32 张量核心峰值（理论）", "peak_fp16": "FP16 张量核心峰值（理论）",
+        "bw": "显存带宽（理论）", "bw_meas": "显存带宽（实测，较快的拷贝）",
+        "ridge": "脊点（实测 FMA / 实测带宽）", "ridge_theory": "脊点（理论）",
+        "yes": "是", "no": "否", "of_theory": "（占理论值的 {pct:.1f}%）", "commit": "提交", "from_csv": "，由 CSV 中的占峰值 % 推出",
+        "student": "学生", "student_unset": "未设置（请运行 `STUDENT_ID=... make report`）",
+        "generated": "报告生成时间", "by": "由 tools/report.py 生成，提交",
+        "measurements": "测量数据", "rows": "行", "sha": "SHA-256", "between": "测量时间",
+        "commits": "程序构建自提交", "device_facts": "设备信息", "none": "无",
+        "commands": "命令（来自 {path}）", "devices": "结果中的设备",
+        "copies": "两个文件的副本保存在本报告旁的 `data/` 目录中。",
+        "plot1": "GFLOP/s 随尺寸的变化：各章最佳变体，以及各精度的 cuBLAS。",
+        "plot2": "{shape} 上的阶梯：各章最佳变体占相同精度 cuBLAS 的 %。",
+        "plot3": "带实测上限的屋顶线：每个变体在其运行过的每个形状上，按最小访存量的 FLOP/字节放置；"
+                 "各章在 {shape} 上的最佳变体带标注。",
+    },
+}
+
+
+# ---- small helpers ---------------------------------------------------------------------------
+
+def fmt(value, spec):
+    """A number formatted with `spec`, or '-' when it is missing."""
+    return "-" if value is None else format(value, spec)
+
+
+def fmt_gflops(value):
+    return fmt(value, ".1f")
+
+
+def fmt_pct(value):
+    return fmt(value, ".1f")
+
+
+def fmt_err(value):
+    return fmt(value, ".2e")
+
+
+def md_table(header, rows, right=()):
+    """A Markdown table; columns whose index is in `right` are right-aligned."""
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def shape_text(shape):
+    m, n, k = shape
+    return f"{m}x{n}x{k}"
+
+
+def get(obj, *keys):
+    """obj[k1][k2]... or None when any step is missing or null."""
+    for k in keys:
+        if not isinstance(obj, dict) or obj.get(k) is None:
+            return None
+        obj = obj[k]
+    return obj
+
+
+def traffic_bytes(shape, dtype, beta):
+    """The least DRAM traffic of one GEMM: A and B read once, C written once (and read once when
+    beta != 0). FP16 variants read 2-byte inputs; every variant writes FP32."""
+    m, n, k = shape
+    in_bytes = 2 if dtype == "fp16" else 4
+    c_passes = 2 if beta not in (None, 0.0) else 1
+    return in_bytes * (m * k + k * n) + 4 * m * n * c_passes
+
+
+def intensity(row):
+    shape = bs.shape_of(row)
+    return bs.flops(shape) / traffic_bytes(shape, row["dtype"], bs.number(row["beta"]))
+
+
+def git_here():
+    """The workbook's commit now, with -dirty when the working tree has changes."""
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "diff", "--quiet", "HEAD", "--"]).returncode != 0
+        return head + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def sha256_of(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 16), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# ---- the data --------------------------------------------------------------------------------
+
+class Results:
+    """The CSV rows, the device facts and everything derived from them that the tables share."""
+
+    def __init__(self, csv_path, env_path, ladder_shape):
+        self.csv_path, self.env_path = csv_path, env_path
+        self.rows = bs.load_rows(csv_path)
+        self.env = None
+        if env_path and os.path.exists(env_path):
+            with open(env_path, encoding="utf-8") as f:
+                self.env = json.load(f)
+        self.gpu = (get(self.env, "gpus") or [None])[0] if self.env else None
+        self.best = bs.best_variants(self.rows)
+        self.keys = sorted(self.best, key=bs.key_order)
+        self.sgemm_ref = bs.cublas_sgemm_reference(self.rows)
+        self.shapes = [s for s in bs.all_shapes(self.rows) if any(s in per for per in self.best.values())]
+        self.ladder_shape = self._pick_ladder_shape(ladder_shape)
+        self.ceilings = self._ceilings()
+
+    def _pick_ladder_shape(self, wanted):
+        """The wanted shape if any chapter ran it; else the largest cube that one did."""
+        if wanted in self.shapes or not self.shapes:
+            return wanted
+        cubes = [s for s in self.shapes if s[0] == s[1] == s[2]]
+        return max(cubes or self.shapes, key=bs.flops)
+
+    def peak_from_csv(self, dtype):
+        """The peak behind the CSV's pct_peak column (gflops / pct_peak), for when there is no
+        device facts file. From the row with the largest percentage, whose two decimals carry the
+        most significant digits, and rounded to the four digits that they can give."""
+        rows = [r for r in self.rows if r["dtype"] == dtype and not bs.is_cpu_chapter(r["chapter"])
+                and bs.number(r["gflops"]) and bs.number(r["pct_peak"])]
+        if not rows:
+            return None
+        r = max(rows, key=lambda r: bs.number(r["pct_peak"]))
+        return float(f'{100.0 * bs.number(r["gflops"]) / bs.number(r["pct_peak"]):.4g}')
+
+    def _ceilings(self):
+        """Compute ceilings per precision and the memory ceiling: measured where 00_env_check
+        measured them, theoretical otherwise. Each entry is (GFLOP/s or GB/s, 'measured'|'theory')."""
+        g = self.gpu or {}
+        c = {}
+        fma, peak = get(g, "measured", "fma_gflops"), g.get("peak_fp32_gflops") or self.peak_from_csv("fp32")
+        c["fp32"] = (fma, "measured") if fma else ((peak, "theory") if peak else None)
+        c["fp32_theory"] = peak
+        for dtype, key in (("tf32", "peak_tf32_tc_gflops"), ("fp16", "peak_fp16_tc_gflops")):
+            v = g.get(key) or self.peak_from_csv(dtype)
+            c[dtype] = (v, "theory") if v else None
+        bw, bw_peak = get(g, "measured", "bandwidth_gbs"), g.get("peak_bandwidth_gbs")
+        c["bw"] = (bw, "measured") if bw else ((bw_peak, "theory") if bw_peak else None)
+        c["bw_theory"] = bw_peak
+        return c
+
+    def pct_cublas(self, row):
+        return bs.pct_of_cublas(row, self.sgemm_ref)
+
+    def roof(self, dtype, ai):
+        """The roofline limit (GFLOP/s) at intensity `ai` for a precision, or None if unknown."""
+        compute = self.ceilings.get(dtype)
+        if not compute:
+            return None
+        bw = self.ceilings.get("bw")
+        return min(compute[0], ai * bw[0]) if bw else compute[0]
+
+
+# ---- the tables ------------------------------------------------------------------------------
+
+def device_table(res, t):
+    g, env = res.gpu, res.env
+    if not g:
+        first = next((r for r in res.rows if not bs.is_cpu_chapter(r["chapter"])), None)
+        facts = [(t["gpu"], first["gpu"] if first else "-"), (t["cc"], first["cc"] if first else "-"),
+                 (t["cuda"], f'{first["driver"]} / {first["runtime"]}' if first else "-")]
+        for dtype, label in (("fp32", "peak_fp32"), ("tf32", "peak_tf32"), ("fp16", "peak_fp16")):
+            peak = res.peak_from_csv(dtype)
+            if peak:
+                facts.append((t[label] + t["from_csv"], f"{peak:.0f} GFLOP/s"))
+        return t["no_env"].format(path=res.env_path or "-") + "\n\n" + md_table([t["fact"], t["value"]], facts)
+    m = g.get("measured") or {}
+
+    def gib(v):
+        return fmt(v / 2 ** 30 if v is not None else None, ".1f") + " GiB"
+
+    def kib(v):
+        return fmt(v / 1024 if v is not None else None, ".0f") + " KiB"
+
+    def with_pct(value, unit, pct):
+        return f"{fmt(value, '.0f')} {unit}" + (t["of_theory"].format(pct=pct) if pct is not None else "")
+
+    peak, bw_peak = g.get("peak_fp32_gflops"), g.get("peak_bandwidth_gbs")
+    facts = [
+        (t["gpu"], g.get("name", "-")),
+        (t["cc"], f'{g.get("cc", "-")} ({g.get("sm", "-")})'),
+        (t["sms"], f'{g.get("sms", "-")} x {g.get("fp32_lanes_per_sm", "-")}'),
+        (t["clock"], fmt(g.get("sm_clock_ghz"), ".3f") + " GHz"),
+        (t["memory"], gib(g.get("memory_bytes"))),
+        (t["l2"], fmt((g.get("l2_bytes") or 0) / 2 ** 20 if g.get("l2_bytes") else None, ".1f") + " MiB"),
+        (t["smem"], f'{kib(g.get("smem_per_sm_bytes"))} / {kib(g.get("smem_per_block_optin_bytes"))}'),
+        (t["regs"], fmt(g.get("regs_per_sm"), "d")),
+        (t["cuda"], f'{get(env, "cuda", "driver") or "-"} / {get(env, "cuda", "runtime") or "-"}'),
+        (t["ecc"], t["yes"] if g.get("ecc") else t["no"]),
+        (t["peak_fp32"], fmt(peak, ".0f") + " GFLOP/s"),
+        (t["fma"], with_pct(m.get("fma_gflops"), "GFLOP/s", m.get("fma_pct_peak"))),
+        (t["clock_load"], fmt(m.get("sm_clock_ghz_under_load"), ".3f") + " GHz"),
+        (t["peak_tf32"], fmt(g.get("peak_tf32_tc_gflops"), ".0f") + " GFLOP/s"),
+        (t["peak_fp16"], fmt(g.get("peak_fp16_tc_gflops"), ".0f") + " GFLOP/s"),
+        (t["bw"], fmt(bw_peak, ".0f") + " GB/s"),
+        (t["bw_meas"], with_pct(m.get("bandwidth_gbs"), "GB/s", m.get("bandwidth_pct_peak"))),
+        (t["ridge"], fmt(m.get("ridge_flop_per_byte"), ".1f") + " FLOP/byte"),
+        (t["ridge_theory"], fmt(peak / bw_peak if peak and bw_peak else None, ".1f") + " FLOP/byte"),
+    ]
+    return md_table([t["fact"], t["value"]], facts)
+
+
+def ladder_table(res, t):
+    shape = res.ladder_shape
+    body = []
+    for key in res.keys:
+        r = res.best[key].get(shape)
+        if r is None:
+            body.append([key[0], key[1], f"*{t['not_run']}*", "-", "-", "-", "-"])
+            continue
+        body.append([key[0], key[1], f'`{r["variant"]}`', fmt_gflops(bs.number(r["gflops"])),
+                     fmt_pct(res.pct_cublas(r)), fmt_pct(bs.number(r["pct_peak"])), fmt_err(bs.number(r["rel_err"]))])
+    header = [t["chapter"], t["type"], t["best"], t["gflops"], t["pct_cublas"], t["pct_peak"], t["rel_err"]]
+    caption = t["ladder_caption"].format(shape=shape_text(shape))
+    return caption + "\n\n" + (md_table(header, body, right={3, 4, 5, 6}) if body else t["no_rows"])
+
+
+def sweep_table(res, t):
+    header = [t["chapter"], t["type"]] + [bs.shape_label(s) for s in res.shapes]
+    body = []
+    for key in res.keys:
+        cells = []
+        for s in res.shapes:
+            r = res.best[key].get(s)
+            if r is None:
+                cells.append("-")
+            else:
+                p = res.pct_cublas(r)
+                cells.append(fmt_gflops(bs.number(r["gflops"])) + (f" ({p:.1f}%)" if p is not None else ""))
+        body.append([key[0], key[1]] + cells)
+    right = set(range(2, len(header)))
+    return t["sweep_caption"] + "\n\n" + (md_table(header, body, right=right) if body else t["no_rows"])
+
+
+def variants_table(res, t):
+    shape = res.ladder_shape
+    rows = [r for r in res.rows if bs.shape_of(r) == shape]
+    body = [[r["chapter"], f'`{r["variant"]}`', r["dtype"], fmt(bs.number(r["ms_median"]), ".3f"),
+             fmt_gflops(bs.number(r["gflops"])), fmt_pct(res.pct_cublas(r)), fmt_pct(bs.number(r["pct_peak"])),
+             r["status"]] for r in rows]
+    header = [t["chapter"], t["variant"], t["type"], t["ms"], t["gflops"], t["pct_cublas"], t["pct_peak"], t["check"]]
+    caption = t["variants_caption"].format(shape=shape_text(shape))
+    return caption + "\n\n" + (md_table(header, body, right={3, 4, 5, 6}) if body else t["no_rows"])
+
+
+def cublas_table(res, t):
+    rows = [r for r in res.rows if r["chapter"] == bs.PREFERRED_CUBLAS_CHAPTER and r["variant"] in bs.GPU_BASELINES]
+    if not rows:
+        return t["no_cublas"]
+    by_shape = defaultdict(dict)
+    for r in rows:
+        by_shape[bs.shape_of(r)][r["variant"]] = r
+    names = [v for v in bs.GPU_BASELINES if any(v in d for d in by_shape.values())]
+    header = [t["shape"]] + [f"`{v}` {t['gflops']} ({t['pct_peak']})" for v in names]
+    body = []
+    for s in sorted(by_shape, key=bs.shape_order):
+        cells = []
+        for v in names:
+            r = by_shape[s].get(v)
+            cells.append("-" if r is None else
+                         f'{fmt_gflops(bs.number(r["gflops"]))} ({fmt_pct(bs.number(r["pct_peak"]))}%)')
+        body.append([shape_text(s)] + cells)
+    return t["cublas_caption"] + "\n\n" + md_table(header, body, right=set(range(1, len(header))))
+
+
+def correctness_table(res, t):
+    groups = defaultdict(list)  # (chapter, variant, dtype) -> rows
+    for r in res.rows:
+        if not bs.is_baseline(r):
+            groups[(r["chapter"], r["variant"], r["dtype"])].append(r)
+    body = []
+    for (chapter, variant, dtype) in sorted(groups, key=lambda k: (k[0], bs.DTYPE_ORDER.get(k[2], 9), k[1])):
+        rs = groups[(chapter, variant, dtype)]
+        errs = [(bs.number(r["rel_err"]), r) for r in rs if bs.number(r["rel_err"]) is not None]
+        worst = max(errs, key=lambda e: e[0]) if errs else None
+        passed = sum(r["status"] == "PASS" for r in rs)
+        failed = sum(r["status"] == "FAIL" for r in rs)
+        body.append([chapter, f"`{variant}`", dtype, len(rs), passed, failed, len(rs) - passed - failed,
+                     fmt_err(worst[0]) if worst else "-",
+                     shape_text(bs.shape_of(worst[1])) if worst else "-"])
+    header = [t["chapter"], t["variant"], t["type"], t["runs"], t["pass"], t["fail"], t["other"], t["worst"], t["at"]]
+    baselines = [r for r in res.rows if bs.is_baseline(r)]
+    errs = [bs.number(r["rel_err"]) for r in baselines if bs.number(r["rel_err"]) is not None]
+    line = t["baselines_line"].format(n=len(baselines), passed=sum(r["status"] == "PASS" for r in baselines),
+                                      worst=fmt_err(max(errs)) if errs else "-")
+    table = md_table(header, body, right={3, 4, 5, 6, 7}) if body else t["no_rows"]
+    return t["correct_caption"] + "\n\n" + table + "\n\n" + line
+
+
+def ceilings_text(res, t):
+    c, items = res.ceilings, []
+    if c.get("fp32"):
+        items.append(t["fp32_measured" if c["fp32"][1] == "measured" else "fp32_theory"].format(v=f'{c["fp32"][0]:.0f}'))
+    for dtype in ("tf32", "fp16"):
+        if c.get(dtype):
+            items.append(t[dtype].format(v=f"{c[dtype][0]:.0f}"))
+    if c.get("bw"):
+        items.append(t["bw_measured" if c["bw"][1] == "measured" else "bw_theory"].format(v=f'{c["bw"][0]:.0f}'))
+    else:
+        items.append(t["no_bw"])
+    return t["ceilings"].format(items="; ".join(items))
+
+
+def roofline_table(res, t):
+    shape, body = res.ladder_shape, []
+    for key in res.keys:
+        r = res.best[key].get(shape)
+        if r is None or bs.is_cpu_chapter(r["chapter"]):
+            continue  # the CPU is not on this GPU's roofline
+        ai, g = intensity(r), bs.number(r["gflops"])
+        limit = res.roof(r["dtype"], ai)
+        compute, bw = res.ceilings.get(r["dtype"]), res.ceilings.get("bw")
+        side = "-"
+        if compute and bw:
+            side = t["side_compute"] if ai >= compute[0] / bw[0] else t["side_memory"]
+        body.append([key[0], f'`{r["variant"]}`', r["dtype"], f"{ai:.1f}", fmt(limit, ".0f"), fmt_gflops(g),
+                     fmt_pct(100.0 * g / limit if limit and g else None), side])
+    header = [t["chapter"], t["best"], t["type"], t["ai"], t["roof"], t["gflops"], t["pct_roof"], t["side"]]
+    text = t["roof_caption"].format(shape=shape_text(shape)) + "\n\n" + ceilings_text(res, t) + "\n\n"
+    return text + (md_table(header, body, right={3, 4, 5, 6}) if body else t["no_rows"])
+
+
+def provenance(res, t, student, now):
+    rows = res.rows
+    lines = []
+    csv_students = sorted({r["student"] for r in rows if r.get("student")})
+    who = student or ", ".join(csv_students) or t["student_unset"]
+    lines.append(f"- **{t['student']}:** {who}")
+    lines.append(f"- **{t['generated']}:** {now} ({t['by']} `{git_here()}`)")
+    stamps = sorted(r["timestamp"] for r in rows if r.get("timestamp"))
+    commits = defaultdict(int)
+    for r in rows:
+        commits[r["git"] or "unknown"] += 1
+    commit_text = ", ".join(f"`{c}` ({n} {t['rows']})" for c, n in sorted(commits.items()))
+    lines.append(f"- **{t['measurements']}:** `{res.csv_path}`, {len(rows)} {t['rows']}, "
+                 f"{t['sha']} `{sha256_of(res.csv_path)[:16]}`; {t['between']} "
+                 f"{stamps[0] if stamps else '-'} … {stamps[-1] if stamps else '-'}; {t['commits']} {commit_text}")
+    if res.env:
+        lines.append(f"- **{t['device_facts']}:** `{res.env_path}` ({res.env.get('program', '-')}, "
+                     f"{res.env.get('timestamp', '-')}, {t['commit']} `{res.env.get('git', '-')}`), "
+                     f"{t['sha']} `{sha256_of(res.env_path)[:16]}`")
+    else:
+        lines.append(f"- **{t['device_facts']}:** {t['none']} (`{res.env_path}`)")
+    devices = sorted({(r["gpu"], r["cc"], r["driver"], r["runtime"]) for r in rows})
+    lines.append(f"- **{t['devices']}:** " + "; ".join(
+        f"{gpu}" + (f" (cc {cc}, CUDA driver {drv}, runtime {rt})" if cc else "") for gpu, cc, drv, rt in devices))
+    commands = os.path.join(os.path.dirname(res.csv_path), "bench_commands.tsv")
+    if os.path.exists(commands):
+        lines.append(f"- **{t['commands'].format(path=commands)}:**")
+        with open(commands, encoding="utf-8") as f:
+            for line in f:
+                chapter, _, cmd = line.rstrip("\n").partition("\t")
+                if cmd:
+                    lines.append(f"  - `{cmd}`")
+    lines.append(f"- {t['copies']}")
+    return "\n".join(lines)
+
+
+# ---- the plots -------------------------------------------------------------------------------
+
+def chapter_colors(chapters):
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+               "#bcbd22", "#17becf"]
+    return {c: palette[i % len(palette)] for i, c in enumerate(sorted(chapters))}
+
+
+def make_plots(res, plot_dir):
+    """Draws the three plots into plot_dir. Returns their file names, or None when matplotlib
+    cannot be imported."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    os.makedirs(plot_dir, exist_ok=True)
+    colors = chapter_colors({k[0] for k in res.keys} | {r["chapter"] for r in res.rows})
+    styles = {"fp32": "-", "tf32": "--", "fp16": ":"}
+    markers = {"fp32": "o", "tf32": "s", "fp16": "^"}
+    gpu_name = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.rows if r["cc"]), "")
+
+    # 1. GFLOP/s against size (cubes only: one number per size). cuBLAS is drawn from the baseline
+    #    rows (chapter 07's where it ran that size), so chapter 07's own variants are left out.
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    baselines = defaultdict(dict)  # variant -> size -> gflops, chapter 07 first
+    for r in sorted(res.rows, key=lambda r: r["chapter"] != bs.PREFERRED_CUBLAS_CHAPTER):
+        s, g = bs.shape_of(r), bs.number(r["gflops"])
+        if r["variant"] in bs.GPU_BASELINES and r["status"] == "PASS" and g and s[0] == s[1] == s[2]:
+            baselines[r["variant"]].setdefault(s[0], g)
+    for variant in bs.GPU_BASELINES:
+        pts = baselines.get(variant)
+        if pts:
+            xs = sorted(pts)
+            ax.plot(xs, [pts[x] for x in xs], styles[bs.GPU_BASELINES[variant]], color="black", linewidth=2.2,
+                    alpha=0.6, label=f"cuBLAS {bs.GPU_BASELINES[variant].upper()} ({variant})")
+    for key in res.keys:
+        if key[0] == bs.PREFERRED_CUBLAS_CHAPTER:
+            continue
+        pts = sorted((s[0], bs.number(r["gflops"])) for s, r in res.best[key].items() if s[0] == s[1] == s[2])
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], styles.get(key[1], "-"), marker=markers.get(key[1], "o"),
+                    color=colors[key[0]], label=f"{key[0]} ({key[1]})")
+    if res.ceilings.get("fp32_theory"):
+        ax.axhline(res.ceilings["fp32_theory"], color="gray", linestyle="-.", linewidth=1, label="FP32 peak (theory)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("M = N = K")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"Best variant of each chapter against size - {gpu_name}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(os.path.join(plot_dir, PLOT_FILES[0]), dpi=130)
+    plt.close(fig)
+
+    # 2. The ladder: % of cuBLAS per chapter at the ladder shape, one horizontal bar each.
+    bars = [(key, res.best[key][res.ladder_shape]) for key in res.keys if res.ladder_shape in res.best[key]]
+    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.45 * max(len(bars), 1)))
+    values = [res.pct_cublas(r) or 0.0 for _, r in bars]
+    ys = list(range(len(bars)))[::-1]  # the first chapter on top
+    ax.barh(ys, values, color=[colors[k[0]] for k, _ in bars], height=0.7)
+    for y, (_, r), v in zip(ys, bars, values):
+        ax.annotate(f'  {v:.1f}%  {r["variant"]}', (v, y), va="center", fontsize=8)
+    ax.axvline(100, color="black", linewidth=1, linestyle="--")
+    ax.set_yticks(ys)
+    ax.set_yticklabels([f"{k[0]} ({k[1]})" for k, _ in bars], fontsize=8)
+    ax.set_xlabel("% of cuBLAS (same precision, same run)")
+    ax.set_xlim(0, max(values + [100]) * 1.45)
+    ax.set_title(f"The ladder at {shape_text(res.ladder_shape)} - {gpu_name}")
+    fig.tight_layout()
+    fig.savefig(os.path.join(plot_dir, PLOT_FILES[1]), dpi=130)
+    plt.close(fig)
+
+    # 3. Roofline.
+    fig, ax = plt.subplots(figsize=(9, 6))
+    gpu_rows = [r for r in res.rows if not bs.is_cpu_chapter(r["chapter"]) and bs.number(r["gflops"])]
+    ais = [intensity(r) for r in gpu_rows] or [1.0]
+    c = res.ceilings
+    bw = c.get("bw")
+    ridges = [c[d][0] / bw[0] for d in ("fp32", "tf32", "fp16") if bw and c.get(d)]
+    x_lo, x_hi = min(ais + ridges) / 4, max(ais + ridges) * 4
+    xs = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
+    if bw:
+        ax.plot(xs, [x * bw[0] for x in xs], color="black", linewidth=1, alpha=0.4,
+                label=f"memory {bw[0]:.0f} GB/s ({bw[1]})")
+    for dtype, label in (("fp32", "FP32"), ("tf32", "TF32 tensor cores"), ("fp16", "FP16 tensor cores")):
+        if c.get(dtype):
+            roof = [min(c[dtype][0], x * bw[0]) if bw else c[dtype][0] for x in xs]
+            ax.plot(xs, roof, styles[dtype], color="black", linewidth=1.6,
+                    label=f"{label} {c[dtype][0]:.0f} GFLOP/s ({c[dtype][1]})")
+    if c.get("fp32") and c["fp32"][1] == "measured" and c.get("fp32_theory"):
+        ax.axhline(c["fp32_theory"], color="gray", linestyle="-.", linewidth=1, label="FP32 peak (theory)")
+    for r, ai in zip(gpu_rows, ais):
+        ax.scatter(ai, bs.number(r["gflops"]), s=12, color=colors[r["chapter"]], alpha=0.35,
+                   marker=markers.get(r["dtype"], "o"))
+    for key in res.keys:
+        r = res.best[key].get(res.ladder_shape)
+        if r is None or bs.is_cpu_chapter(r["chapter"]):
+            continue
+        ai, g = intensity(r), bs.number(r["gflops"])
+        ax.scatter(ai, g, s=60, color=colors[key[0]], edgecolor="black", marker=markers.get(key[1], "o"),
+                   label=f'{key[0]} {r["variant"]} ({key[1]})', zorder=3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_xlabel("FLOP per byte of DRAM traffic (minimum traffic: A, B, C moved once)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"Roofline - {gpu_name}")
+    ax.grid(True, which="both", alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        # Above the memory roof nothing can be plotted; without it, the lower right is emptier.
+        ax.legend(fontsize=6.5, loc="upper left" if bw else "lower right")
+    fig.tight_layout()
+    fig.savefig(os.path.join(plot_dir, PLOT_FILES[2]), dpi=130)
+    plt.close(fig)
+    return list(PLOT_FILES)
+
+
+def plots_block(res, t, plot_files):
+    if plot_files is None:
+        return INSTALL_LINE + "."
+    shape = shape_text(res.ladder_shape)
+    captions = [t["plot1"], t["plot2"].format(shape=shape), t["plot3"].format(shape=shape)]
+    return "\n\n".join(f"![{cap}](plots/{name})\n\n*{cap}*" for name, cap in zip(plot_files, captions))
+
+
+# ---- filling the templates -------------------------------------------------------------------
+
+def fill(template_text, values):
+    for key, value in values.items():
+        template_text = template_text.replace("{{" + key + "}}", value)
+    return template_text
+
+
+def parse_shape(text):
+    parts = [int(p) for p in text.lower().split("x")]
+    if len(parts) == 1:
+        parts *= 3
+    if len(parts) != 3 or min(parts) < 1:
+        raise ValueError(text)
+    return tuple(parts)
+
+
+def main():
+    def path_setting(name, default):
+        return os.environ.get(name) or default
+
+    csv_path = path_setting("REPORT_CSV", "results/bench.csv")
+    env_path = path_setting("REPORT_ENV", os.path.join(os.path.dirname(csv_path), "env.json"))
+    out_dir = path_setting("REPORT_OUT", "report")
+    template_dir = path_setting("REPORT_TEMPLATE", os.path.join(ROOT, "report_template"))
+    student = os.environ.get("STUDENT_ID", "").strip()
+    try:
+        ladder_shape = parse_shape(os.environ.get("REPORT_SHAPE") or "4096")
+    except ValueError:
+        print(f"report: REPORT_SHAPE must be S or MxNxK, got '{os.environ.get('REPORT_SHAPE')}'", file=sys.stderr)
+        return 2
+
+    if not os.path.exists(csv_path):
+        print(f"report: {csv_path} does not exist. Run `make bench` on the GPU machine first, or point "
+              f"REPORT_CSV at a results file (e.g. REPORT_CSV=results/h200/bench.csv make report).", file=sys.stderr)
+        return 2
+    res = Results(csv_path, env_path, ladder_shape)
+    if not res.rows:
+        print(f"report: {csv_path} holds no rows: nothing to report", file=sys.stderr)
+        return 2
+
+    os.makedirs(out_dir, exist_ok=True)
+    plot_dir = os.path.join(out_dir, "plots")
+    for name in PLOT_FILES:  # never leave plots of an earlier run next to new tables
+        if os.path.exists(os.path.join(plot_dir, name)):
+            os.remove(os.path.join(plot_dir, name))
+    plot_files = make_plots(res, plot_dir)
+    data_dir = os.path.join(out_dir, "data")
+    os.makedirs(data_dir, exist_ok=True)
+    shutil.copyfile(csv_path, os.path.join(data_dir, "bench.csv"))
+    if res.env:
+        shutil.copyfile(env_path, os.path.join(data_dir, "env.json"))
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    written = []
+    for name, lang in TEMPLATES:
+        t = TEXT[lang]
+        src = os.path.join(template_dir, name)
+        with open(src, encoding="utf-8") as f:
+            text = f.read()
+        values = {
+            "PROVENANCE": provenance(res, t, student, now),
+            "DEVICE_TABLE": device_table(res, t),
+            "LADDER_SHAPE": shape_text(res.ladder_shape),
+            "LADDER_TABLE": ladder_table(res, t),
+            "SWEEP_TABLE": sweep_table(res, t),
+            "VARIANT_TABLE": variants_table(res, t),
+            "CUBLAS_TABLE": cublas_table(res, t),
+            "ROOFLINE_TABLE": roofline_table(res, t),
+            "CORRECTNESS_TABLE": correctness_table(res, t),
+            "PLOTS": plots_block(res, t, plot_files),
+            "STUDENT_ID": student or ", ".join(sorted({r["student"] for r in res.rows if r.get("student")})) or "-",
+            "GPU": (res.gpu or {}).get("name") or next((r["gpu"] for r in res.rows if r["cc"]), "-"),
+            "DATE": now,
+        }
+        text = fill(text, values)
+        left = sorted(set(re.findall(r"\{\{[A-Za-z0-9_]*\}\}", text)))
+        if left:
+            print(f"report: warning: {name} has placeholders this tool does not know: {', '.join(left)}", file=sys.stderr)
+        dst = os.path.join(out_dir, name)
+        with open(dst, "w", encoding="utf-8") as f:
+            f.write(text)
+        written.append(dst)
+
+    print(f"report: {' and '.join(written)} filled from {len(res.rows)} rows of {csv_path}"
+          f"{'' if res.env else ' (no device facts: ' + env_path + ' is missing)'}")
+    if plot_files is None:
+        print(f"report: no plots: {INSTALL_LINE}")
+    else:
+        print(f"report: plots in {plot_dir}/: {', '.join(plot_files)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

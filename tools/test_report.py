@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""test_report.py - tests of `make report` and `make bench`'s tools on a fixture, no GPU needed.
+
+The fixture (report_fixture.csv, report_fixture_env.json) holds invented numbers in the spec's
+schema: every chapter's kind of rows, one failed check, two commits, a CPU chapter. The tests run
+the real entry points (tools/report.sh, tools/bench_summary.py, tools/bench.sh) in temporary folders
+and check the tables against numbers computed here, independently, from the same CSV.
+
+Run: tools/test_report.py (stdlib unittest). Like the Catch2 test binaries it ends with
+"[test_report] test cases: P passed, F failed, S skipped" and, when WB_TEST_SUMMARY is set, appends
+"test_report P F S" to that file (tools/run_tests.sh adds them up). Exit status 1 on a failure.
+"""
+import csv
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TOOLS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TOOLS)
+FIXTURE_CSV = os.path.join(TOOLS, "report_fixture.csv")
+FIXTURE_ENV = os.path.join(TOOLS, "report_fixture_env.json")
+INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the plots"
+BASELINES = {"cublas_sgemm", "cublas_tf32", "cublas_hgemm"}
+
+
+def fixture_rows():
+    with open(FIXTURE_CSV, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def run(cmd, env_extra=None, cwd=ROOT):
+    env = dict(os.environ)
+    env.pop("STUDENT_ID", None)
+    env.update(env_extra or {})
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def matplotlib_available():
+    return run(["python3", "-c", "import matplotlib"]).returncode == 0
+
+
+def hide_matplotlib(folder):
+    """A folder to put first on PYTHONPATH in which `import matplotlib` fails, as on a machine
+    without it."""
+    package = os.path.join(folder, "matplotlib")
+    os.makedirs(package, exist_ok=True)
+    with open(os.path.join(package, "__init__.py"), "w") as f:
+        f.write('raise ImportError("matplotlib hidden by test_report.py")\n')
+    return folder
+
+
+def best_at(rows, chapter, dtype, shape):
+    """The expected best variant, computed the plain way."""
+    candidates = [r for r in rows if r["chapter"] == chapter and r["dtype"] == dtype and r["status"] == "PASS"
+                  and (int(r["M"]), int(r["N"]), int(r["K"])) == shape and r["variant"] not in BASELINES
+                  and not r["variant"].startswith("openblas")]
+    return max(candidates, key=lambda r: float(r["gflops"])) if candidates else None
+
+
+class ReportFixture(unittest.TestCase):
+    """Runs `make report` on the fixture once (without matplotlib) for the table tests."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wb-report-")
+        cls.out = os.path.join(cls.tmp, "report")
+        cls.result = run(["bash", "tools/report.sh"], {
+            "REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": cls.out,
+            "STUDENT_ID": "S7654321", "PYTHONPATH": hide_matplotlib(os.path.join(cls.tmp, "nompl"))})
+        cls.rows = fixture_rows()
+        cls.en = cls.zh = ""
+        if cls.result.returncode == 0:
+            with open(os.path.join(cls.out, "report.md"), encoding="utf-8") as f:
+                cls.en = f.read()
+            with open(os.path.join(cls.out, "report.zh-CN.md"), encoding="utf-8") as f:
+                cls.zh = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.assertEqual(self.result.returncode, 0, self.result.stderr + self.result.stdout)
+
+    def test_both_languages_are_filled_completely(self):
+        for text in (self.en, self.zh):
+            self.assertNotIn("{{", text)
+            self.assertIn("S7654321", text)
+        self.assertIn("## 5. Correctness", self.en)
+        self.assertIn("## 5. 正确性", self.zh)
+        self.assertIn("最佳变体", self.zh)
+        self.assertTrue(os.path.exists(os.path.join(self.out, "data", "bench.csv")))
+        self.assertTrue(os.path.exists(os.path.join(self.out, "data", "env.json")))
+
+    def test_ladder_numbers_match_the_csv(self):
+        shape = (4096, 4096, 4096)
+        keys = sorted({(r["chapter"], r["dtype"]) for r in self.rows if not r["chapter"].startswith("01_")})
+        self.assertGreaterEqual(len(keys), 8)
+        for chapter, dtype in keys:
+            r = best_at(self.rows, chapter, dtype, shape)
+            self.assertIsNotNone(r, (chapter, dtype))
+            line = (f'| {chapter} | {dtype} | `{r["variant"]}` | {float(r["gflops"]):.1f} | '
+                    f'{float(r["pct_cublas"]):.1f} | {float(r["pct_peak"]):.1f} | {float(r["rel_err"]):.2e} |')
+            self.assertIn(line, self.en)
+            self.assertIn(line, self.zh)  # same numbers in the Chinese report
+        self.assertIn("| 01_cpu_matmul | fp32 | *not run at this shape* |", self.en)
+        # The failed check never makes a variant "best", even where it would be the fastest.
+        self.assertIn("| 03_shared_tiling | fp32 | `tiled_32_4rows` |", self.en)
+
+    def test_cpu_chapter_is_compared_with_cublas_sgemm_of_chapter_07(self):
+        blas = best_at(self.rows, "01_cpu_matmul", "fp32", (1024, 1024, 1024))
+        cublas = next(r for r in self.rows if r["chapter"] == "07_cublas_baseline" and r["variant"] == "cublas_sgemm"
+                      and r["M"] == "1024")
+        pct = 100 * float(blas["gflops"]) / float(cublas["gflops"])
+        self.assertIn(f'{float(blas["gflops"]):.1f} ({pct:.1f}%)', self.en)
+
+    def test_every_measured_row_is_in_the_variant_table(self):
+        for r in self.rows:
+            if (r["M"], r["N"], r["K"]) == ("4096", "4096", "4096"):
+                self.assertIn(f'| {r["chapter"]} | `{r["variant"]}` | {r["dtype"]} | {float(r["ms_median"]):.3f} | '
+                              f'{float(r["gflops"]):.1f} |', self.en)
+
+    def test_correctness_table_counts_pass_and_fail(self):
+        self.assertIn("| 03_shared_tiling | `transposed_b_32` | fp32 | 2 | 1 | 1 | 0 | 3.10e-01 | 1000x1013x4097 |",
+                      self.en)
+        self.assertIn("| 07_cublas_baseline | `gemmex_fp16` | fp16 | 4 | 4 | 0 | 0 | 1.50e-07 |", self.en)
+        baselines = [r for r in self.rows if r["variant"] in BASELINES or r["variant"].startswith("openblas")]
+        self.assertIn(f"{len(baselines)} checked, {len(baselines)} PASS", self.en)
+
+    def test_cublas_sweep_table(self):
+        for r in self.rows:
+            if r["chapter"] == "07_cublas_baseline" and r["variant"] in BASELINES:
+                self.assertIn(f'{float(r["gflops"]):.1f} ({float(r["pct_peak"]):.1f}%)', self.en)
+
+    def test_device_table_and_ceilings(self):
+        self.assertIn("| GPU | Fixture GPU (invented numbers) |", self.en)
+        self.assertIn("| FP32 peak (theory) | 60000 GFLOP/s |", self.en)
+        self.assertIn("| FP32 FMA rate (measured) | 55000 GFLOP/s (91.7% of theory) |", self.en)
+        self.assertIn("| DRAM bandwidth (measured, best copy) | 4100 GB/s (85.4% of theory) |", self.en)
+        self.assertIn("FP32 55000 GFLOP/s (measured FMA rate)", self.en)
+        self.assertIn("memory 4100 GB/s (measured copy)", self.en)
+
+    def test_roofline_places_variants_at_minimum_traffic_intensity(self):
+        # 2 * 4096^3 / (4 * 3 * 4096^2) = 4096 / 6 for FP32; FP16 inputs: 2 * 4096^3 / (8 * 4096^2) = 1024.
+        self.assertIn("| 05_float4_vectorized | `async3_128x256x8` | fp32 | 682.7 | 55000 | 36000.0 | 65.5 | compute |",
+                      self.en)
+        self.assertIn("| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 1024.0 | 960000 | 210000.0 | 21.9 | compute |",
+                      self.en)
+
+    def test_provenance(self):
+        with open(FIXTURE_CSV, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:16]
+        self.assertIn(digest, self.en)
+        ours = sum(r["git"] == "fixture00001" for r in self.rows)
+        self.assertIn(f"`fixture00001` ({ours} rows)", self.en)
+        self.assertIn(f"`fixture00002-dirty` ({len(self.rows) - ours} rows)", self.en)
+        self.assertIn("2026-01-01T10:01:00Z", self.en)
+        self.assertIn("**Student:** S7654321", self.en)
+
+    def test_without_matplotlib_one_line_says_how_to_install_it(self):
+        self.assertEqual(self.en.count(INSTALL_LINE), 1)
+        self.assertEqual(self.zh.count(INSTALL_LINE), 1)
+        self.assertIn(INSTALL_LINE, self.result.stdout)
+        self.assertNotIn("plots/", self.en)
+        plots = os.path.join(self.out, "plots")
+        self.assertFalse(os.path.isdir(plots) and os.listdir(plots))
+
+
+class ReportEdgeCases(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wb-report-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_plots_are_drawn_with_matplotlib(self):
+        if not matplotlib_available():
+            self.skipTest("matplotlib is not installed for python3")
+        out = os.path.join(self.tmp, "report")
+        r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": out})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for name in ("gflops_vs_size.png", "ladder_4096.png", "roofline.png"):
+            path = os.path.join(out, "plots", name)
+            self.assertTrue(os.path.exists(path), name)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", name)
+            self.assertGreater(os.path.getsize(path), 10000, name)
+            with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+                self.assertIn(f"(plots/{name})", f.read())
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            self.assertNotIn(INSTALL_LINE, f.read())
+
+    def test_missing_results_exit_2_and_say_what_to_run(self):
+        r = run(["bash", "tools/report.sh"], {"REPORT_CSV": os.path.join(self.tmp, "nope.csv"),
+                                              "REPORT_OUT": os.path.join(self.tmp, "report")})
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("make bench", r.stderr)
+
+    def test_without_device_facts_the_tables_still_fill(self):
+        out = os.path.join(self.tmp, "report")
+        r = run(["bash", "tools/report.sh"], {
+            "REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": os.path.join(self.tmp, "none.json"), "REPORT_OUT": out,
+            "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("Device facts not found", text)
+        self.assertIn("| GPU | Fixture GPU (invented numbers) |", text)
+        # The FP32 peak comes back from the CSV's own % of peak column: 60000 GFLOP/s.
+        self.assertIn("FP32 60000 GFLOP/s (theoretical peak)", text)
+        self.assertIn("| FP32 peak (theory), from the CSV's % of peak | 60000 GFLOP/s |", text)
+        self.assertIn("memory bandwidth unknown", text)
+        self.assertNotIn("{{", text)
+
+    def test_another_ladder_shape(self):
+        out = os.path.join(self.tmp, "report")
+        r = run(["bash", "tools/report.sh"], {
+            "REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": out, "REPORT_SHAPE": "1024",
+            "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("### 4.1 The ladder at 1024x1024x1024", text)
+        self.assertIn("| 01_cpu_matmul | fp32 | `blocked_omp_8t` | 950.0 |", text)
+
+
+class BenchTools(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wb-bench-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_summary_names_the_best_variants_and_the_failures(self):
+        r = run(["python3", os.path.join(TOOLS, "bench_summary.py"), FIXTURE_CSV])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        row = next(line for line in lines if line.startswith("03_shared_tiling"))
+        self.assertEqual(row.split()[2:], ["-", "-", "-", "22.1%", "-", "23.7%"])  # 128 ... 8192, odd
+        self.assertIn("  03_shared_tiling fp32: tiled_32_4rows (all shapes)", lines)
+        self.assertIn("  03_shared_tiling transposed_b_32 1000x1013x4097", lines)
+        row01 = next(line for line in lines if line.startswith("01_cpu_matmul"))
+        self.assertIn("2.5%", row01)  # of cuBLAS SGEMM, from chapter 07's row
+
+    def test_dry_run_respects_the_display_watchdog(self):
+        with open(FIXTURE_ENV, encoding="utf-8") as f:
+            text = f.read()
+        laptop = os.path.join(self.tmp, "laptop.json")
+        with open(laptop, "w", encoding="utf-8") as f:
+            f.write(text.replace('"kernel_timeout": false', '"kernel_timeout": true')
+                    .replace('"peak_fp32_gflops": 60000', '"peak_fp32_gflops": 9000'))
+        big = run(["bash", "tools/bench.sh", "--dry-run"], {"BENCH_ENV": FIXTURE_ENV, "BENCH_OUT": self.tmp})
+        small = run(["bash", "tools/bench.sh", "--dry-run"], {"BENCH_ENV": laptop, "BENCH_OUT": self.tmp})
+        self.assertEqual(big.returncode, 0, big.stderr)
+        self.assertEqual(small.returncode, 0, small.stderr)
+        self.assertRegex(big.stdout, r"02_naive_kernel +4096 ")
+        self.assertNotRegex(small.stdout, r"\] 02_naive_kernel +4096 ")
+        self.assertIn("02_naive_kernel 4096 skipped", small.stdout)
+        self.assertIn("kernel time limit", small.stdout)
+
+    def test_bench_runs_every_planned_shape_with_fake_programs(self):
+        # A copy of the workbook's layout with stand-ins for the programs: they append the
+        # fixture's rows of their chapter and shape, and fail when one of those rows failed.
+        work = os.path.join(self.tmp, "wb")
+        os.makedirs(os.path.join(work, "tools"))
+        for name in ("bench.sh", "bench_summary.py"):
+            shutil.copy(os.path.join(TOOLS, name), os.path.join(work, "tools", name))
+        header = ",".join(fixture_rows()[0].keys())
+        program = f'''#!/usr/bin/env python3
+import csv, os, sys
+args = sys.argv[1:]
+size, out = args[args.index("--size") + 1], args[args.index("--csv") + 1]
+shape = size.split("x") if "x" in size else [size] * 3
+chapter = os.path.basename(sys.argv[0])
+with open({FIXTURE_CSV!r}, newline="") as f:
+    rows = [r for r in csv.DictReader(f) if r["chapter"] == chapter and [r["M"], r["N"], r["K"]] == shape]
+new = not os.path.exists(out) or os.path.getsize(out) == 0
+with open(out, "a", newline="") as f:
+    w = csv.DictWriter(f, fieldnames={header!r}.split(","), lineterminator="\\n")
+    if new:
+        w.writeheader()
+    w.writerows(rows)
+print(chapter, " ".join(args), len(rows), "rows")
+sys.exit(1 if any(r["status"] == "FAIL" for r in rows) else 0)
+'''
+        env_check = f'''#!/usr/bin/env python3
+import shutil, sys
+shutil.copy({FIXTURE_ENV!r}, sys.argv[sys.argv.index("--json") + 1])
+'''
+        for chapter, text in (("00_env_check", env_check), ("01_cpu_matmul", program),
+                              ("03_shared_tiling", program), ("07_cublas_baseline", program)):
+            os.makedirs(os.path.join(work, chapter))
+            path = os.path.join(work, chapter, chapter)
+            with open(path, "w") as f:
+                f.write(text)
+            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+        os.makedirs(os.path.join(work, "05_float4_vectorized"))  # a chapter that is not built
+        r = run(["bash", "tools/bench.sh"], cwd=work)
+        out = r.stdout
+        self.assertEqual(r.returncode, 1, out + r.stderr)  # 03's odd shape has a failed check
+        self.assertIn("05_float4_vectorized is not built (make 05), skipped", out)
+        self.assertIn("chapter 02 does not exist yet, skipped", out)
+        runs = 3 + 4 + 9  # 01, 03, 07 (SHAPES in bench.sh)
+        self.assertIn(f"[ 1/{runs}] 01_cpu_matmul", out)
+        self.assertIn(f"[{runs}/{runs}] 07_cublas_baseline", out)
+        self.assertIn("(0 left", out)
+        self.assertIn("FAILED (exit status 1)", out)
+        self.assertIn("best tiled_32_4rows 11200 GFLOP/s = 22.1% of the baseline", out)
+        with open(os.path.join(work, "results", "bench_commands.tsv")) as f:
+            commands = f.read().splitlines()
+        self.assertEqual([c.split("\t")[0] for c in commands], ["01_cpu_matmul", "03_shared_tiling", "07_cublas_baseline"])
+        self.assertIn("./07_cublas_baseline/07_cublas_baseline --sizes 128,256,512,1024,2048,4096,8192,"
+                      "4096x4096x1024,1000x1013x4097 --no-costs --csv results/bench.csv", commands[2])
+        with open(os.path.join(work, "results", "bench.csv"), newline="") as f:
+            got = list(csv.DictReader(f))
+        want = [r for r in fixture_rows() if r["chapter"] in ("01_cpu_matmul", "03_shared_tiling", "07_cublas_baseline")]
+        self.assertEqual(len(got), len(want))
+        self.assertIn("Best variant of each chapter", out)  # the summary closes the run
+        self.assertTrue(os.path.exists(os.path.join(work, "results", "env.json")))
+
+
+def main():
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    skipped = len(result.skipped)
+    passed = result.testsRun - failed - skipped - len(result.expectedFailures)
+    print(f"[test_report] test cases: {passed} passed, {failed} failed, {skipped} skipped")
+    summary = os.environ.get("WB_TEST_SUMMARY")
+    if summary:
+        with open(summary, "a") as f:
+            f.write(f"test_report {passed} {failed} {skipped}\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
