@@ -23,7 +23,7 @@
 // ---- memory bandwidth: a copy ------------------------------------------------------------------
 
 constexpr int kCopyThreads = 256;  // threads per block
-constexpr int kCopyUnroll = 4;     // elements each thread loads before it stores any of them
+constexpr int kCopyUnroll = 8;     // elements each thread loads before it stores any of them
 
 // Buffer sizes: well beyond the L2 cache (tens of MiB on current GPUs; 00 prints yours), so every
 // byte really comes from and goes to DRAM. --quick is for tests, sanitizers and profilers.
@@ -59,12 +59,12 @@ __global__ void __launch_bounds__(kCopyThreads)
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const size_t i = base + size_t(u) * blockDim.x + threadIdx.x;
-            if (i < count) v[u] = in[i];
+            if (i < count) v[u] = __ldcs(&in[i]);  // "cache streaming": each byte is used once
         }
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const size_t i = base + size_t(u) * blockDim.x + threadIdx.x;
-            if (i < count) out[i] = v[u];
+            if (i < count) __stcs(&out[i], v[u]);
         }
     }
 }

@@ -779,7 +779,7 @@ struct DefaultChoice {
     const char* few_tiles;
 };
 inline const DefaultChoice kDefaultChoice[] = {
-    {90, "async3_128x128x8", "async3_128x128x8_skauto"},  // Hopper
+    {90, "async3_128x256x8", "async3_128x128x8_skauto"},  // Hopper: H200 `make tune`, 2026-11-29
     {80, "async3_128x128x8", "async3_128x128x8_skauto"},  // Ampere, Ada
     {0, "regs2_128x128x8", "regs2_128x128x8"},            // Turing: no cp.async
 };
