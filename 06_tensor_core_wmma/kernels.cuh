@@ -1,0 +1,1013 @@
+// kernels.cuh - chapter 06: tensor cores through WMMA. FP16 inputs with FP32 accumulation, and TF32.
+//
+// Chapters 02 to 05 multiplied on the FP32 units, one fused multiply-add per thread per instruction.
+// A tensor core multiplies small matrices instead: in CUDA C++ a whole warp hands it a 16x16 tile of
+// A, a 16x16 tile of B and a 16x16 tile of accumulators (nvcuda::wmma::mma_sync), and 4096
+// multiply-adds happen in a few instructions. The ladder of this chapter:
+//
+//   step 1  wmma_naive            one warp per 16x16 tile of C, fragments read straight from global
+//                                 memory (hgemm_wmma_naive).
+//   step 2  wmma_smem             a 128x128 block tile in shared memory, moved with 16-byte loads;
+//                                 8 warps, each owns 64x32 of C = 4x2 fragments and reuses every
+//                                 fragment of A twice and every fragment of B four times.
+//   step 3  wmma_smem_skewed      the same with every shared row padded by 16 bytes (SKEW): the
+//                                 fragment loads (ldmatrix) stop colliding in the banks.
+//   step 4  wmma_cp_async         a ring of STAGES tiles filled by cp.async (sm_80+), so the copies
+//                                 of the next tiles run while the tensor cores work on this one.
+//   step 5  wmma_smem_epilogue    the accumulators leave through shared memory: alpha/beta, bounds
+//                                 and coalesced 16-byte stores of C.
+//   step 6  wmma_128x256_swizzle  64x64 per warp (4x4 fragments), a 128x256 block tile, blocks
+//                                 walked in bands of 8 tile rows so that A and B stay in L2.
+//           wmma_best             the configuration kHgemmDefaults picks for this GPU and shape.
+//   TF32    tf32_wmma, tf32_best  the same kernel on FP32 inputs rounded to TF32 (sm_80+).
+//
+// Steps 2 to 6 and TF32 are ONE kernel template, wmma_gemm_tiled<Cfg, LOOP, EPI, VEC>: the tile
+// configuration (section 4, which also names the input type of section 1), the main loop
+// (section 7), the epilogue (section 8) and the alignment choice VEC (section 5).
+//
+// Any shape: tiles hanging over an edge of A or B are zero-filled (zeros add nothing to a dot
+// product), fragments of C that hang over the edge of C leave through a small staging area, and
+// the fast paths are taken only where the WMMA rules (section 2) allow. Indices are int: the
+// workbook keeps every matrix below 2^31 elements (options.h).
+#pragma once
+
+#include <mma.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "cuda_check.cuh"
+#include "gemm_device.cuh"
+#include "gemm_harness.cuh"
+
+namespace wmma = nvcuda::wmma;
+
+// ---- 1. The two kinds of input -----------------------------------------------------------------
+//
+// A tensor core instruction has a fixed shape. WMMA offers m16n16k16 for FP16 inputs (a 16x16 A
+// fragment times a 16x16 B fragment) and m16n16k8 for TF32 inputs; both accumulate in FP32. The
+// kernels below are written once for an `Op`, one of these two structs:
+//   Element   what A and B hold in memory and in shared memory
+//   FRAG_K    the k of one mma_sync (16 or 8)
+//   CHUNK     elements in one 16-byte copy (8 halves or 4 floats)
+//   FragA/B/C the fragment types, and round_inputs(), applied to each fragment of A and B
+//
+// TF32 (sm_80+) is not a storage type: a TF32 fragment holds ordinary floats, and the tensor core
+// uses only their sign, exponent and top 10 mantissa bits. wmma::__float_to_tf32 rounds a float
+// to the nearest of those (ties away from zero); without it the hardware simply ignores the low
+// 13 bits, which truncates. The reference of the harness rounds to nearest, as we do.
+//
+// The TF32 types exist only where the compiler targets sm_80 or newer. nvcc compiles this header
+// once for the host and once per GPU architecture; in the sm_75 pass Tf32Inputs has no fragments,
+// and its kernels compile to a trap that the launchers never reach (they refuse GPUs below 8.0).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define WB06_TF32_WMMA 0
+#else
+#define WB06_TF32_WMMA 1
+#endif
+
+struct Fp16Inputs {
+    using Element = __half;
+    static constexpr int FRAG_K = 16;
+    static constexpr int CHUNK = 16 / int(sizeof(Element));
+    static constexpr int kMinCc = 70;  // WMMA with FP16 inputs: Volta and later
+    static constexpr bool kCompiled = true;
+    using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major>;
+    using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major>;
+    using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+    template <class Frag>
+    __device__ static void round_inputs(Frag&) {}  // the inputs are FP16 already
+};
+
+struct Tf32Inputs {
+    using Element = float;
+    static constexpr int FRAG_K = 8;
+    static constexpr int CHUNK = 16 / int(sizeof(Element));
+    static constexpr int kMinCc = 80;  // TF32 tensor cores: Ampere and later
+#if WB06_TF32_WMMA
+    static constexpr bool kCompiled = true;
+    using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
+    using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
+    using FragC = wmma::fragment<wmma::accumulator, 16, 16, 8, float>;
+    // Every element of a fragment once, right after its load: each fragment of A is then used FN
+    // times and each fragment of B FM times, so the rounding is paid once per use of many.
+    template <class Frag>
+    __device__ static void round_inputs(Frag& f) {
+#pragma unroll
+        for (int e = 0; e < f.num_elements; ++e) f.x[e] = wmma::__float_to_tf32(f.x[e]);
+    }
+#else
+    static constexpr bool kCompiled = false;  // sm_75 pass: no TF32 tensor cores
+#endif
+};
+
+// ---- 2. The WMMA rules, and what the launchers decide from them --------------------------------
+//
+// load_matrix_sync(frag, ptr, ldm) and store_matrix_sync(ptr, frag, ldm, layout) demand:
+//   - ptr aligned to 256 bits (32 bytes);
+//   - ldm, the row length of the matrix in memory, a multiple of 16 bytes: 8 halves or 4 floats.
+// A fragment's pointer is the matrix pointer plus (16 q rows) * ldm + (16 p columns), so with a
+// 32-byte aligned matrix and a legal ldm every fragment of it is legal too. When either rule fails
+// (K = 1000 + 1, or a view A + 1 into a larger buffer) the kernels must not call WMMA on that
+// memory at all: they copy the tile into shared memory, where they choose the layout themselves.
+//
+// The 16-byte copies of sections 5 and 8 have the same kind of rule, one size down: every row of
+// the matrix must start on a 16-byte boundary (ldm a multiple of 8 halves / 4 floats) and so must
+// the pointer. Otherwise the same tiles move element by element.
+inline bool aligned_to(const void* p, size_t bytes) {
+    return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+// A WMMA fragment may be loaded (or stored) straight from (to) this row-major matrix.
+template <class T>
+bool fragment_access_ok(const T* matrix, int ld) {
+    return (size_t(ld) * sizeof(T)) % 16 == 0 && aligned_to(matrix, 32);
+}
+
+// Every 16-byte chunk of every row of this row-major matrix is 16-byte aligned.
+template <class T>
+bool chunk_access_ok(const T* matrix, int ld) {
+    return (size_t(ld) * sizeof(T)) % 16 == 0 && aligned_to(matrix, 16);
+}
+
+// What one launch works on. Row-major and packed: the leading dimensions are K, N and N.
+template <class T>
+struct WmmaArgs {
+    int M, N, K;
+    float alpha, beta;
+    const T* A;
+    const T* B;
+    float* C;
+    int k_tiles;     // BK-wide steps along K each block takes: ceil_div(K, BK). (A planted-bug test
+                     // passes K / BK here, which silently drops the last partial step.)
+    int group_rows;  // block order: bands of this many tile rows (1: plain row-major order)
+    bool a_direct;   // fragments of A may be loaded straight from global memory (step 1 only)
+    bool b_direct;   // the same for B
+    bool c_direct;   // accumulator fragments may be stored straight into C
+    bool c_vec;      // C may be written 16 bytes (one float4) at a time
+};
+
+template <class T>
+WmmaArgs<T> make_args(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C, int bk,
+                      int group_rows) {
+    if (M < 1 || N < 1 || K < 1)
+        throw std::invalid_argument("GEMM sizes must be at least 1, got " + std::to_string(M) + "x" +
+                                    std::to_string(N) + "x" + std::to_string(K));
+    WmmaArgs<T> g{M, N, K, alpha, beta, A, B, C, wb::ceil_div(K, bk), group_rows, false, false, false, false};
+    g.a_direct = fragment_access_ok(A, K);
+    g.b_direct = fragment_access_ok(B, N);
+    g.c_direct = fragment_access_ok(C, N);
+    g.c_vec = chunk_access_ok(C, N);
+    return g;
+}
+
+// Where this block's tile of C starts.
+struct BlockCoord {
+    int m0, n0;
+};
+
+// ---- 3. Step 1: one warp, one 16x16 tile of C, fragments from global memory -------------------
+//
+// The simplest correct use of WMMA: warp w of a block owns the 16x16 tile of C at (row0, col0) and
+// walks along K 16 columns at a time. Each step loads one 16x16 fragment of A and one of B and
+// multiplies them into the accumulator fragment. Nothing is shared between warps, so every
+// element of A is read from global memory (or L1/L2) once per tile of C that needs it: N / 16
+// times in all, and every element of B M / 16 times.
+constexpr int kNaiveWarpsM = 2;  // a block is 2x2 warps: 32x32 of C
+constexpr int kNaiveWarpsN = 2;
+constexpr int kNaiveWarps = kNaiveWarpsM * kNaiveWarpsN;
+constexpr int kNaiveThreads = 32 * kNaiveWarps;
+constexpr int kStageLd = 16 + 8;  // floats per row of a 16x16 staging area for C (see section 8)
+
+// Copies a 16x16 tile whose top-left element is `src` into `dst` (row length 16), zero where the
+// tile leaves the matrix: only the first `rows` rows and `cols` columns of it are inside.
+// Element by element, so it works for any ld_src and any alignment. Not unrolled: this is the rare
+// path, and unrolling it doubles the registers of step 1 (95 instead of 48), which costs occupancy.
+template <class T>
+__device__ __forceinline__ void stage_tile_zero_padded(T* dst, const T* src, int ld_src, int rows, int cols,
+                                                       int lane) {
+#pragma unroll 1
+    for (int e = lane; e < 16 * 16; e += 32) {
+        const int r = e / 16, c = e % 16;
+        dst[e] = (r < rows && c < cols) ? src[size_t(r) * ld_src + c] : T(0.0f);
+    }
+}
+
+// The epilogue of one accumulator fragment whose top-left element is C[row0][col0]:
+// C = alpha * acc + beta * C, where beta == 0 never reads C (it may hold NaN).
+// Inside C, with the WMMA rules met, the fragment goes straight to global memory; element-wise
+// arithmetic on fragments is allowed because two fragments of the same type map their elements
+// to the same places, whatever that mapping is. At the edge of C the fragment is stored to the
+// warp's staging area (16 x kStageLd floats) and only the elements inside C are written out.
+template <class T, class FragC>
+__device__ __forceinline__ void store_fragment(FragC& acc, const WmmaArgs<T>& g, int row0, int col0,
+                                               float* stage) {
+    if (row0 >= g.M || col0 >= g.N) return;  // the whole fragment is outside C (warp-uniform)
+    if (g.c_direct && row0 + 16 <= g.M && col0 + 16 <= g.N) {
+        float* dst = g.C + size_t(row0) * g.N + col0;
+        if (g.beta != 0.0f) {
+            FragC old;
+            wmma::load_matrix_sync(old, dst, unsigned(g.N), wmma::mem_row_major);
+#pragma unroll
+            for (int e = 0; e < acc.num_elements; ++e) acc.x[e] = g.alpha * acc.x[e] + g.beta * old.x[e];
+        } else {
+#pragma unroll
+            for (int e = 0; e < acc.num_elements; ++e) acc.x[e] = g.alpha * acc.x[e];
+        }
+        wmma::store_matrix_sync(dst, acc, unsigned(g.N), wmma::mem_row_major);
+        return;
+    }
+    const int lane = threadIdx.x % 32;
+    wmma::store_matrix_sync(stage, acc, kStageLd, wmma::mem_row_major);
+    __syncwarp();  // every lane's part of the fragment is in `stage` before anyone reads it
+#pragma unroll
+    for (int e = lane; e < 16 * 16; e += 32) {
+        const int r = e / 16, c = e % 16;
+        if (row0 + r < g.M && col0 + c < g.N)
+            wb::store_c(&g.C[size_t(row0 + r) * g.N + col0 + c], stage[r * kStageLd + c], g.alpha, g.beta);
+    }
+    __syncwarp();  // all reads done before the next fragment overwrites `stage`
+}
+
+__global__ void __launch_bounds__(kNaiveThreads) hgemm_wmma_naive(WmmaArgs<__half> g) {
+    using Op = Fp16Inputs;
+    // Per warp: a zero-padded 16x16 copy of the A and B tiles for the steps where a fragment cannot
+    // be read from global memory (edges, or the WMMA rules broken), and the staging area of C.
+    __shared__ __align__(32) __half a_edge[kNaiveWarps][16 * 16];
+    __shared__ __align__(32) __half b_edge[kNaiveWarps][16 * 16];
+    __shared__ __align__(32) float c_stage[kNaiveWarps][16 * kStageLd];
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int row0 = blockIdx.y * (16 * kNaiveWarpsM) + (warp / kNaiveWarpsN) * 16;
+    const int col0 = blockIdx.x * (16 * kNaiveWarpsN) + (warp % kNaiveWarpsN) * 16;
+    // A warp whose tile lies wholly outside C has nothing to do. Returning is safe here because this
+    // kernel has no block-wide barrier, only __syncwarp() within each warp.
+    if (row0 >= g.M || col0 >= g.N) return;
+
+    Op::FragA a;
+    Op::FragB b;
+    Op::FragC acc;
+    wmma::fill_fragment(acc, 0.0f);
+    for (int k0 = 0; k0 < g.K; k0 += 16) {
+        // Each condition is the same for the 32 lanes, so the warp never splits: WMMA calls must be
+        // made by all lanes of a warp together.
+        if (g.a_direct && row0 + 16 <= g.M && k0 + 16 <= g.K) {
+            wmma::load_matrix_sync(a, g.A + size_t(row0) * g.K + k0, unsigned(g.K));
+        } else {
+            stage_tile_zero_padded(a_edge[warp], g.A + size_t(row0) * g.K + k0, g.K, g.M - row0, g.K - k0,
+                                   lane);
+            __syncwarp();
+            wmma::load_matrix_sync(a, a_edge[warp], 16);
+        }
+        if (g.b_direct && k0 + 16 <= g.K && col0 + 16 <= g.N) {
+            wmma::load_matrix_sync(b, g.B + size_t(k0) * g.N + col0, unsigned(g.N));
+        } else {
+            stage_tile_zero_padded(b_edge[warp], g.B + size_t(k0) * g.N + col0, g.N, g.K - k0, g.N - col0,
+                                   lane);
+            __syncwarp();
+            wmma::load_matrix_sync(b, b_edge[warp], 16);
+        }
+        wmma::mma_sync(acc, a, b, acc);
+        __syncwarp();  // every lane has read the staged tiles before the next step overwrites them
+    }
+    store_fragment(acc, g, row0, col0, c_stage[warp]);
+}
+
+// ---- 4. The tile configuration of steps 2 to 6 ---------------------------------------------------
+//
+//   BM x BN    the block's tile of C; K is walked BK elements at a time
+//   WM x WN    one warp's part of it: (WM / 16) x (WN / 16) accumulator fragments of 16x16
+//   STAGES     tiles of A and B that live in shared memory at once (1: load, then compute;
+//              3: a cp.async ring with two tiles in flight while the third is multiplied)
+//   SKEW_A/B   elements of padding after every shared-memory row of A and of B (0: none)
+//
+// Example, wmma_128x256_swizzle: Tiling<Fp16Inputs, 128, 256, 32, 64, 64, 3, 8, 8> has 2 x 4 warps
+// of 64 x 64; per k-step of 16 a warp loads 4 fragments of A and 4 of B and issues 4 x 4 = 16
+// mma_sync, so each fragment it loads is used 4 times.
+//
+//   block tile 128 x 256                 one warp: 64 x 64 = 4 x 4 fragments
+//   +--------+--------+--------+--------+       b0  b1  b2  b3
+//   | warp 0 | warp 1 | warp 2 | warp 3 |   a0 [00][01][02][03]
+//   +--------+--------+--------+--------+   a1 [10][11][12][13]    acc[i][j] += a_i * b_j
+//   | warp 4 | warp 5 | warp 6 | warp 7 |   a2 [20][21][22][23]
+//   +--------+--------+--------+--------+   a3 [30][31][32][33]
+//
+// The padding is chosen against the bank conflicts of the fragment loads (see the README,
+// "Skewed rows"): FP16 fragments are read by ldmatrix, 8 rows of 16 bytes at a time, so a row
+// must be an odd number of 16-byte units long (SKEW 8 halves). TF32 fragments are read 4 bytes per
+// lane, lanes spread over 8 rows and 4 columns of A (4 rows and 8 columns of B), so the row
+// length in floats must be 4 (mod 8) for A (SKEW_A 4) and 8 (mod 32) for B (SKEW_B 8).
+
+// How THREADS threads split a ROWS x COLS tile into 16-byte chunks of CHUNK elements: consecutive
+// threads take consecutive chunks of a row (coalesced reads), and a thread's chunks lie ROW_STEP
+// rows apart in one column, so its column and its column guard stay the same for every chunk.
+template <int ROWS, int COLS, int CHUNK, int THREADS>
+struct ChunkGrid {
+    static constexpr int PER_ROW = COLS / CHUNK;
+    static constexpr int ROW_STEP = THREADS / PER_ROW;
+    static constexpr int PER_THREAD = ROWS / ROW_STEP;
+    static_assert(COLS % CHUNK == 0, "a tile row must be a whole number of 16-byte chunks");
+    static_assert(THREADS % PER_ROW == 0,
+                  "the threads must cover whole tile rows, so that each thread keeps one column");
+    static_assert(ROWS % ROW_STEP == 0, "every thread must move the same number of chunks");
+    __host__ __device__ static constexpr int row(int tid, int i) { return tid / PER_ROW + i * ROW_STEP; }
+    __host__ __device__ static constexpr int col(int tid) { return tid % PER_ROW * CHUNK; }
+};
+
+// The shared-memory limit every GPU of compute capability 8.0 and later grants one block
+// (sm_86, sm_89 and sm_120 stop at 99 KB; sm_80 and sm_90 give more). sm_75 grants 64 KB.
+constexpr int kSmemLimitSm80 = 99 * 1024;
+constexpr int kSmemLimitSm75 = 64 * 1024;
+
+template <class Op, int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int SKEW_A_, int SKEW_B_>
+struct Tiling {
+    using Inputs = Op;
+    using Element = typename Op::Element;
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, STAGES = STAGES_;
+    static constexpr int SKEW_A = SKEW_A_, SKEW_B = SKEW_B_;
+
+    static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, WARPS = WARPS_M * WARPS_N;
+    static constexpr int THREADS = 32 * WARPS;
+    static constexpr int FM = WM / 16, FN = WN / 16;  // accumulator fragments per warp, down and across
+
+    // Shared memory. A stage is a BM x BK tile of A (row length A_LD) and a BK x BN tile of B (B_LD).
+    static constexpr int A_LD = BK + SKEW_A, B_LD = BN + SKEW_B;
+    static constexpr int A_STAGE = BM * A_LD, B_STAGE = BK * B_LD;  // elements
+    static constexpr int PIPE_BYTES = STAGES * (A_STAGE + B_STAGE) * int(sizeof(Element));
+    // After the main loop the same memory holds the epilogue's staging areas, one per warp:
+    // 16 rows of WN floats (one row of fragments), padded by 8 floats (section 8).
+    static constexpr int STAGE_LD = WN + 8;
+    static constexpr int WARP_STAGE = 16 * STAGE_LD;  // floats
+    static constexpr int STAGE_BYTES = WARPS * WARP_STAGE * int(sizeof(float));
+    static constexpr int SMEM_BYTES = PIPE_BYTES > STAGE_BYTES ? PIPE_BYTES : STAGE_BYTES;
+
+    using AChunks = ChunkGrid<BM, BK, Op::CHUNK, THREADS>;  // rows: m, columns: k
+    using BChunks = ChunkGrid<BK, BN, Op::CHUNK, THREADS>;  // rows: k, columns: n
+
+    // Accumulators are FM * FN * 8 floats per thread. Up to 64 of them leave room for two blocks
+    // per SM (at most 128 registers per thread with 256 threads); 4x4 fragments take one block and
+    // up to 255 registers each.
+    static constexpr int MIN_BLOCKS = (FM * FN * 8 <= 64 && THREADS <= 256) ? 2 : 1;
+
+    static_assert(BM % WM == 0 && BN % WN == 0, "the block tile must be a whole number of warp tiles");
+    static_assert(WM % 16 == 0 && WN % 16 == 0, "a warp tile is made of whole 16x16 fragments");
+    static_assert(THREADS <= 1024, "a block holds at most 1024 threads: fewer, larger warp tiles");
+    static_assert(BK % Op::FRAG_K == 0, "BK must be a whole number of mma_sync steps (16 FP16, 8 TF32)");
+    static_assert((A_LD * sizeof(Element)) % 16 == 0 && (B_LD * sizeof(Element)) % 16 == 0,
+                  "WMMA needs ldm to be a multiple of 16 bytes: BK + SKEW_A and BN + SKEW_B must be "
+                  "multiples of 8 halves (4 floats)");
+    static_assert((A_STAGE * sizeof(Element)) % 32 == 0 && (B_STAGE * sizeof(Element)) % 32 == 0,
+                  "every stage must start 32-byte aligned: WMMA pointers need 256-bit alignment "
+                  "(with a legal ldm, fragments at multiples of 16 rows and columns then are too)");
+    static_assert(BM >= 8, "at least 8 rows of C per block keep grid.y within 65535 (options.h)");
+    static_assert(STAGES >= 1, "at least one tile in shared memory");
+    static_assert(STAGE_BYTES <= PIPE_BYTES || STAGES == 1,
+                  "the epilogue reuses the pipeline's shared memory; it should fit inside it");
+    static_assert(SMEM_BYTES <= kSmemLimitSm80,
+                  "more shared memory than sm_86/sm_89 grant one block (99 KB): fewer stages or a "
+                  "smaller tile");
+};
+
+// ---- 5. Moving tiles: global -> shared, guarded -----------------------------------------------
+//
+// A chunk is CHUNK consecutive elements (16 bytes) of one row of a tile. `valid` says how many of
+// them are inside the matrix: all (CHUNK), none (0), or, on the element-wise path, a few (the
+// chunk crosses the last column). The missing ones become zeros.
+//
+// VEC = true: the launcher has checked chunk_access_ok, so every chunk is 16-byte aligned and lies
+// wholly inside or wholly outside the matrix (its width divides the row length); one 16-byte load
+// (or cp.async) moves it. VEC = false: element by element, any alignment, any row length.
+template <class T>
+using Bits = typename std::conditional<sizeof(T) == 2, unsigned short, unsigned>::type;
+
+template <class T, bool VEC>
+__device__ __forceinline__ uint4 load_chunk(const T* src, int valid) {
+    if constexpr (VEC) {
+        return valid > 0 ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);  // LDG.128
+    } else {
+        constexpr int CHUNK = 16 / int(sizeof(T));
+        Bits<T> e[CHUNK];
+        const Bits<T>* s = reinterpret_cast<const Bits<T>*>(src);
+#pragma unroll
+        for (int i = 0; i < CHUNK; ++i) e[i] = i < valid ? s[i] : Bits<T>(0);  // bits of +0.0
+        uint4 v;
+        memcpy(&v, e, sizeof v);
+        return v;
+    }
+}
+
+// cp.async (sm_80+) copies global memory into shared memory without passing through registers,
+// and the thread moves on while the copy is in flight. With a source size of 0 it reads nothing and
+// writes 16 zero bytes: the guard costs nothing. Copies are grouped by commit_group, and
+// wait_group N waits until at most N of this thread's groups are still in flight.
+// Before sm_80 (and for the element-wise path) the same call is an ordinary load and store; the
+// main loop's barriers keep that correct, only the overlap is lost.
+template <class T, bool VEC>
+__device__ __forceinline__ void copy_chunk_async(T* dst, const T* src, int valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (VEC) {
+        const unsigned dst_shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+        const size_t src_global = __cvta_generic_to_global(src);
+        const int src_bytes = valid > 0 ? 16 : 0;
+        // .cg: cached in L2 only; a tile is read once per block, L1 would not help. (LDGSTS.BYPASS.128)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst_shared), "l"(src_global),
+                     "r"(src_bytes)
+                     : "memory");
+        return;
+    }
+#endif
+    *reinterpret_cast<uint4*>(dst) = load_chunk<T, VEC>(src, valid);
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// Chunk i of this thread in the A tile (rows m0.., columns k0..) and in the B tile (rows k0..,
+// columns n0..): where it comes from, how many of its elements are inside, where it goes.
+template <class T>
+struct ChunkRef {
+    const T* src;  // a valid address even when nothing is read (then: the matrix itself)
+    int valid;     // elements inside the matrix, 0..CHUNK
+    int smem;      // offset in the shared tile, in elements
+};
+
+template <int CHUNK>
+__device__ __forceinline__ int elements_inside(bool line_inside, int remaining) {
+    return line_inside ? ::min(::max(remaining, 0), CHUNK) : 0;
+}
+
+template <class Cfg, class T>
+__device__ __forceinline__ ChunkRef<T> a_chunk(const WmmaArgs<T>& g, const BlockCoord& t, int k0, int i) {
+    using AC = typename Cfg::AChunks;
+    const int r = AC::row(threadIdx.x, i), c = AC::col(threadIdx.x);
+    const int row = t.m0 + r, k = k0 + c;
+    const int valid = elements_inside<Cfg::Inputs::CHUNK>(row < g.M, g.K - k);
+    return {valid > 0 ? g.A + size_t(row) * g.K + k : g.A, valid, r * Cfg::A_LD + c};
+}
+
+template <class Cfg, class T>
+__device__ __forceinline__ ChunkRef<T> b_chunk(const WmmaArgs<T>& g, const BlockCoord& t, int k0, int i) {
+    using BC = typename Cfg::BChunks;
+    const int r = BC::row(threadIdx.x, i), c = BC::col(threadIdx.x);
+    const int k = k0 + r, col = t.n0 + c;
+    const int valid = elements_inside<Cfg::Inputs::CHUNK>(k < g.K, g.N - col);
+    return {valid > 0 ? g.B + size_t(k) * g.N + col : g.B, valid, r * Cfg::B_LD + c};
+}
+
+// Steps 2 and 3: the thread's chunks of the next tiles pass through registers. All loads are
+// issued first (load), then all stores (store): the loads of one thread are in flight together.
+template <class Cfg, bool VEC>
+struct TileRegisters {
+    using T = typename Cfg::Element;
+    uint4 a[Cfg::AChunks::PER_THREAD];
+    uint4 b[Cfg::BChunks::PER_THREAD];
+
+    __device__ __forceinline__ void load(const WmmaArgs<T>& g, const BlockCoord& t, int k0) {
+#pragma unroll
+        for (int i = 0; i < Cfg::AChunks::PER_THREAD; ++i) {
+            const ChunkRef<T> ch = a_chunk<Cfg>(g, t, k0, i);
+            a[i] = load_chunk<T, VEC>(ch.src, ch.valid);
+        }
+#pragma unroll
+        for (int i = 0; i < Cfg::BChunks::PER_THREAD; ++i) {
+            const ChunkRef<T> ch = b_chunk<Cfg>(g, t, k0, i);
+            b[i] = load_chunk<T, VEC>(ch.src, ch.valid);
+        }
+    }
+    __device__ __forceinline__ void store(T* As, T* Bs) const {
+        const int tid = threadIdx.x;
+        using AC = typename Cfg::AChunks;
+        using BC = typename Cfg::BChunks;
+#pragma unroll
+        for (int i = 0; i < AC::PER_THREAD; ++i)  // STS.128
+            *reinterpret_cast<uint4*>(&As[AC::row(tid, i) * Cfg::A_LD + AC::col(tid)]) = a[i];
+#pragma unroll
+        for (int i = 0; i < BC::PER_THREAD; ++i)
+            *reinterpret_cast<uint4*>(&Bs[BC::row(tid, i) * Cfg::B_LD + BC::col(tid)]) = b[i];
+    }
+};
+
+// Steps 4 to 6: the thread's chunks of the tiles starting at k0, by cp.async.
+template <class Cfg, bool VEC>
+__device__ __forceinline__ void copy_tiles_async(const WmmaArgs<typename Cfg::Element>& g,
+                                                 const BlockCoord& t, int k0, typename Cfg::Element* As,
+                                                 typename Cfg::Element* Bs) {
+    using T = typename Cfg::Element;
+#pragma unroll
+    for (int i = 0; i < Cfg::AChunks::PER_THREAD; ++i) {
+        const ChunkRef<T> ch = a_chunk<Cfg>(g, t, k0, i);
+        copy_chunk_async<T, VEC>(As + ch.smem, ch.src, ch.valid);
+    }
+#pragma unroll
+    for (int i = 0; i < Cfg::BChunks::PER_THREAD; ++i) {
+        const ChunkRef<T> ch = b_chunk<Cfg>(g, t, k0, i);
+        copy_chunk_async<T, VEC>(Bs + ch.smem, ch.src, ch.valid);
+    }
+}
+
+// ---- 6. Which tile a block computes, and the tensor-core work on one stage ----------------------
+//
+// Blocks start roughly in the order of their linear index (x fastest). In plain row-major order
+// the blocks that run at the same time share a few row panels of A but touch every column panel
+// of B, and at 8192^3 in FP16 B alone is 128 MB, more than the L2 cache. Walking the tiles in
+// bands of `group` tile rows, down each column of a band before moving right, keeps a band's
+// panels of A and a few panels of B in L2 while they are reused.
+struct TileIndex {
+    int row, col;  // tile row and tile column
+};
+__host__ __device__ constexpr TileIndex swizzled_tile(int linear, int tiles_m, int tiles_n, int group) {
+    const int band = linear / (group * tiles_n);
+    const int first_row = band * group;
+    const int rows_here = tiles_m - first_row < group ? tiles_m - first_row : group;  // last band is short
+    const int in_band = linear - band * group * tiles_n;
+    return {first_row + in_band % rows_here, in_band / rows_here};
+}
+
+template <class Cfg, class T>
+__device__ __forceinline__ BlockCoord block_coord(const WmmaArgs<T>& g) {
+    const TileIndex tile =
+        swizzled_tile(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, g.group_rows);
+    return {tile.row * Cfg::BM, tile.col * Cfg::BN};
+}
+
+template <class Cfg>
+using Accumulators = typename Cfg::Inputs::FragC[Cfg::FM][Cfg::FN];
+
+// The heart of every tiled step. Per k-step of FRAG_K a warp loads its FM fragments of A and FN
+// fragments of B ONCE and issues FM x FN mma_sync with them. Loads per mma_sync:
+// (FM + FN) / (FM * FN), 0.5 for 4x4 fragments instead of 2 in step 1. Fully unrolled: all
+// shared-memory offsets are constants, the fragments stay in registers, and the compiler can load
+// the next k-step's fragments while this one's mma_sync run.
+template <class Cfg>
+__device__ __forceinline__ void mma_stage(const typename Cfg::Element* As, const typename Cfg::Element* Bs,
+                                          int warp_row, int warp_col, Accumulators<Cfg>& acc) {
+    using Op = typename Cfg::Inputs;
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK; kk += Op::FRAG_K) {
+        typename Op::FragA a[Cfg::FM];
+        typename Op::FragB b[Cfg::FN];
+#pragma unroll
+        for (int i = 0; i < Cfg::FM; ++i) {
+            wmma::load_matrix_sync(a[i], As + (warp_row + 16 * i) * Cfg::A_LD + kk, Cfg::A_LD);
+            Op::round_inputs(a[i]);
+        }
+#pragma unroll
+        for (int j = 0; j < Cfg::FN; ++j) {
+            wmma::load_matrix_sync(b[j], Bs + kk * Cfg::B_LD + warp_col + 16 * j, Cfg::B_LD);
+            Op::round_inputs(b[j]);
+        }
+#pragma unroll
+        for (int i = 0; i < Cfg::FM; ++i)
+#pragma unroll
+            for (int j = 0; j < Cfg::FN; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+    }
+}
+
+// ---- 7. The two main loops ---------------------------------------------------------------------
+
+enum class Mainloop {
+    load_then_compute,  // steps 2 and 3: one stage; load, barrier, compute, barrier
+    cp_async_ring,      // steps 4 to 6: STAGES stages filled by cp.async, STAGES - 1 tiles ahead
+};
+
+template <class Cfg>
+__device__ __forceinline__ typename Cfg::Element* a_stage(typename Cfg::Element* smem, int s) {
+    return smem + s * Cfg::A_STAGE;
+}
+template <class Cfg>
+__device__ __forceinline__ typename Cfg::Element* b_stage(typename Cfg::Element* smem, int s) {
+    return smem + Cfg::STAGES * Cfg::A_STAGE + s * Cfg::B_STAGE;
+}
+
+// While a block waits for its loads here, the tensor cores of its SM idle unless another block is
+// resident: the reason for step 4.
+template <class Cfg, bool VEC>
+__device__ __forceinline__ void mainloop_load_then_compute(const WmmaArgs<typename Cfg::Element>& g,
+                                                           const BlockCoord& t, typename Cfg::Element* smem,
+                                                           int warp_row, int warp_col,
+                                                           Accumulators<Cfg>& acc) {
+    static_assert(Cfg::STAGES == 1, "the load-then-compute loop uses one stage");
+    for (int kt = 0; kt < g.k_tiles; ++kt) {
+        TileRegisters<Cfg, VEC> next;
+        next.load(g, t, kt * Cfg::BK);
+        next.store(a_stage<Cfg>(smem, 0), b_stage<Cfg>(smem, 0));
+        __syncthreads();  // the tiles are complete before any warp loads a fragment from them
+        mma_stage<Cfg>(a_stage<Cfg>(smem, 0), b_stage<Cfg>(smem, 0), warp_row, warp_col, acc);
+        __syncthreads();  // every warp is done with them before the next tiles overwrite them
+    }
+}
+
+// The ring: before iteration kt, this thread has committed one group per tile 0 .. kt + STAGES - 2
+// (empty groups past the end, so the count never changes shape). wait_group<STAGES - 2> then
+// means tile kt has landed, for this thread's copies; the barrier makes that true for all threads
+// AND says every warp has finished multiplying tile kt - 1, whose stage, (kt - 1) % STAGES ==
+// (kt + STAGES - 1) % STAGES, is refilled next. One barrier per tile.
+template <class Cfg, bool VEC>
+__device__ __forceinline__ void mainloop_cp_async_ring(const WmmaArgs<typename Cfg::Element>& g,
+                                                       const BlockCoord& t, typename Cfg::Element* smem,
+                                                       int warp_row, int warp_col, Accumulators<Cfg>& acc) {
+    static_assert(Cfg::STAGES >= 2, "the cp.async ring needs at least two stages");
+#pragma unroll
+    for (int s = 0; s < Cfg::STAGES - 1; ++s) {
+        if (s < g.k_tiles)
+            copy_tiles_async<Cfg, VEC>(g, t, s * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
+        cp_async_commit();
+    }
+    for (int kt = 0; kt < g.k_tiles; ++kt) {
+        cp_async_wait<Cfg::STAGES - 2>();
+        __syncthreads();
+        const int ahead = kt + Cfg::STAGES - 1;
+        if (ahead < g.k_tiles) {
+            const int s = ahead % Cfg::STAGES;
+            copy_tiles_async<Cfg, VEC>(g, t, ahead * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
+        }
+        cp_async_commit();
+        const int s = kt % Cfg::STAGES;
+        mma_stage<Cfg>(a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s), warp_row, warp_col, acc);
+    }
+    cp_async_wait<0>();  // only empty groups are left; leave no copy in flight behind us
+}
+
+// ---- 8. The two epilogues ------------------------------------------------------------------------
+
+enum class Epilogue {
+    fragments_to_global,  // steps 2 to 4: store_matrix_sync straight into C (edges staged)
+    staged_in_smem,       // steps 5 and 6: a row of fragments at a time through shared memory
+};
+
+// Steps 2 to 4: each fragment on its own (store_fragment, section 3). A fragment store writes
+// 8 bytes per lane (STG.64), 8 rows of 32 bytes per instruction; with beta != 0, C is read the
+// same way. Correct and simple, but 8-byte accesses.
+template <class Cfg>
+__device__ __forceinline__ void epilogue_fragments(const WmmaArgs<typename Cfg::Element>& g,
+                                                   const BlockCoord& t, int warp_row, int warp_col,
+                                                   Accumulators<Cfg>& acc, float* warp_stage) {
+#pragma unroll
+    for (int i = 0; i < Cfg::FM; ++i)
+#pragma unroll
+        for (int j = 0; j < Cfg::FN; ++j)
+            store_fragment(acc[i][j], g, t.m0 + warp_row + 16 * i, t.n0 + warp_col + 16 * j, warp_stage);
+}
+
+// Steps 5 and 6: a warp stores one row of its fragments (16 x WN floats) into its staging area,
+// then its 32 lanes read it back 16 bytes at a time along the rows and write C: a quarter warp
+// covers 128 consecutive bytes of a row of C, whole cache lines. alpha, beta and the bounds are
+// applied on the way. The staging rows are WN + 8 floats long: the fragment store writes 8 bytes per
+// lane into 8 rows at once (STS.64, two half-warp passes of 4 rows); 8 floats of padding put those
+// 4 rows into 4 different groups of 8 banks. (WN + 4 would let rows 0 and 1 overlap.)
+template <class Cfg>
+__device__ __forceinline__ void epilogue_staged(const WmmaArgs<typename Cfg::Element>& g, const BlockCoord& t,
+                                                int warp_row, int warp_col, Accumulators<Cfg>& acc,
+                                                float* warp_stage) {
+    constexpr int VECS_PER_ROW = Cfg::WN / 4;  // float4s in one row of the warp tile
+    const int lane = threadIdx.x % 32;
+    const int col0 = t.n0 + warp_col;
+#pragma unroll
+    for (int i = 0; i < Cfg::FM; ++i) {
+#pragma unroll
+        for (int j = 0; j < Cfg::FN; ++j)
+            wmma::store_matrix_sync(warp_stage + 16 * j, acc[i][j], Cfg::STAGE_LD, wmma::mem_row_major);
+        __syncwarp();
+        const int row0 = t.m0 + warp_row + 16 * i;
+#pragma unroll
+        for (int e = lane; e < 16 * VECS_PER_ROW; e += 32) {
+            const int r = e / VECS_PER_ROW, c = (e % VECS_PER_ROW) * 4;
+            const int row = row0 + r, col = col0 + c;
+            if (row >= g.M) continue;
+            const float4 v = *reinterpret_cast<const float4*>(&warp_stage[r * Cfg::STAGE_LD + c]);
+            float* out = g.C + size_t(row) * g.N + col;
+            if (g.c_vec) {  // N % 4 == 0: the 4 columns are all inside or all outside
+                if (col >= g.N) continue;
+                float4 w = make_float4(g.alpha * v.x, g.alpha * v.y, g.alpha * v.z, g.alpha * v.w);
+                if (g.beta != 0.0f) {  // read C only when it counts: with beta == 0 it may hold NaN
+                    const float4 old = *reinterpret_cast<const float4*>(out);
+                    w.x += g.beta * old.x;
+                    w.y += g.beta * old.y;
+                    w.z += g.beta * old.z;
+                    w.w += g.beta * old.w;
+                }
+                *reinterpret_cast<float4*>(out) = w;  // STG.128
+            } else {
+                const float vals[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int q = 0; q < 4; ++q)
+                    if (col + q < g.N) wb::store_c(out + q, vals[q], g.alpha, g.beta);
+            }
+        }
+        __syncwarp();  // the next row of fragments overwrites the staging area
+    }
+}
+
+// ---- 9. The kernel ---------------------------------------------------------------------------------
+
+// Cfg: a Tiling (section 4); Cfg::Inputs is Fp16Inputs or Tf32Inputs (section 1). LOOP, EPI:
+// sections 7 and 8.
+// VEC: 16-byte copies of A and B (true) or element-wise ones (false, for rows that do not start on
+// 16-byte boundaries). The shared memory is dynamic (Cfg::SMEM_BYTES), so tiles above 48 KB work.
+template <class Cfg, Mainloop LOOP, Epilogue EPI, bool VEC>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
+    wmma_gemm_tiled(WmmaArgs<typename Cfg::Element> g) {
+    using Op = typename Cfg::Inputs;
+    using T = typename Cfg::Element;
+    extern __shared__ __align__(128) unsigned char smem_bytes[];
+    if constexpr (Op::kCompiled) {
+        T* smem = reinterpret_cast<T*>(smem_bytes);
+        const BlockCoord t = block_coord<Cfg>(g);
+        const int warp = threadIdx.x / 32;
+        const int warp_row = (warp / Cfg::WARPS_N) * Cfg::WM;  // the warp's tile inside the block tile
+        const int warp_col = (warp % Cfg::WARPS_N) * Cfg::WN;
+
+        Accumulators<Cfg> acc;
+#pragma unroll
+        for (int i = 0; i < Cfg::FM; ++i)
+#pragma unroll
+            for (int j = 0; j < Cfg::FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+
+        if constexpr (LOOP == Mainloop::load_then_compute)
+            mainloop_load_then_compute<Cfg, VEC>(g, t, smem, warp_row, warp_col, acc);
+        else
+            mainloop_cp_async_ring<Cfg, VEC>(g, t, smem, warp_row, warp_col, acc);
+
+        __syncthreads();  // all warps are done with the tiles: their memory becomes staging areas
+        float* warp_stage = reinterpret_cast<float*>(smem_bytes) + warp * Cfg::WARP_STAGE;
+        if constexpr (EPI == Epilogue::fragments_to_global)
+            epilogue_fragments<Cfg>(g, t, warp_row, warp_col, acc, warp_stage);
+        else
+            epilogue_staged<Cfg>(g, t, warp_row, warp_col, acc, warp_stage);
+    } else {
+        __trap();  // TF32 in an sm_75 build: unreachable, the launcher refuses such GPUs
+    }
+}
+
+// ---- 10. Launchers -----------------------------------------------------------------------------
+
+// What the launchers need to know about the current GPU, read once per device (the queries would
+// otherwise add host time to every timed launch).
+struct GpuFacts {
+    int cc = 0;              // 90 for sm_90
+    int sms = 0;             // multiprocessors
+    int smem_per_block = 0;  // the most dynamic shared memory a block may opt in to
+};
+inline const GpuFacts& current_gpu() {
+    constexpr int kMaxDevices = 64;
+    static GpuFacts cache[kMaxDevices];
+    int dev = 0;
+    WB_CUDA_CHECK(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= kMaxDevices) throw std::runtime_error("device index out of range");
+    GpuFacts& f = cache[dev];
+    if (f.cc == 0) {
+        int major = 0, minor = 0;
+        WB_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+        WB_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+        WB_CUDA_CHECK(cudaDeviceGetAttribute(&f.sms, cudaDevAttrMultiProcessorCount, dev));
+        WB_CUDA_CHECK(
+            cudaDeviceGetAttribute(&f.smem_per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        f.cc = major * 10 + minor;
+    }
+    return f;
+}
+
+// The clean "not supported" path: a clear error instead of a kernel that cannot run.
+inline void require_gpu(int min_cc, int smem_bytes, const char* what) {
+    const GpuFacts& gpu = current_gpu();
+    if (gpu.cc < min_cc)
+        throw std::runtime_error(std::string(what) + " needs compute capability " +
+                                 std::to_string(min_cc / 10) + "." + std::to_string(min_cc % 10) +
+                                 " or later; this GPU is sm_" + std::to_string(gpu.cc));
+    if (smem_bytes > gpu.smem_per_block)
+        throw std::runtime_error(std::string(what) + " needs " + std::to_string(smem_bytes) +
+                                 " bytes of shared memory per block; this GPU grants " +
+                                 std::to_string(gpu.smem_per_block));
+}
+
+inline void launch_wmma_naive(int M, int N, int K, float alpha, const __half* A, const __half* B, float beta,
+                              float* C, cudaStream_t stream) {
+    require_gpu(Fp16Inputs::kMinCc, 0, "WMMA");
+    const WmmaArgs<__half> g = make_args(M, N, K, alpha, A, B, beta, C, 16, 1);
+    const dim3 grid(wb::ceil_div(N, 16 * kNaiveWarpsN), wb::ceil_div(M, 16 * kNaiveWarpsM));
+    hgemm_wmma_naive<<<grid, kNaiveThreads, 0, stream>>>(g);
+    WB_LAUNCH_CHECK();
+}
+
+template <class Cfg>
+dim3 tiled_grid(int M, int N) {
+    return dim3(wb::ceil_div(N, Cfg::BN), wb::ceil_div(M, Cfg::BM));
+}
+
+// One kernel instantiation with ready-made arguments (the tests' planted bugs come in here too).
+template <class Cfg, Mainloop LOOP, Epilogue EPI, bool VEC>
+void launch_wmma_kernel(const WmmaArgs<typename Cfg::Element>& g, dim3 grid, cudaStream_t stream) {
+    const auto kernel = wmma_gemm_tiled<Cfg, LOOP, EPI, VEC>;
+    if constexpr (Cfg::SMEM_BYTES > 48 * 1024) {
+        // Above 48 KB a kernel must opt in, once per kernel (one GPU per process assumed).
+        static const bool raised = [&] {
+            WB_CUDA_CHECK(
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES));
+            return true;
+        }();
+        (void)raised;
+    }
+    kernel<<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, stream>>>(g);
+    WB_LAUNCH_CHECK();
+}
+
+// The launcher of every tiled step and configuration, with the chapter's signature (HgemmFn for
+// FP16 inputs, SgemmFn for TF32). GROUP: tile rows per band of the block order (1: none). It checks
+// the GPU and the alignment itself and takes the element-wise path where 16-byte copies would be
+// unsafe.
+template <class Cfg, Mainloop LOOP, Epilogue EPI, int GROUP = 1>
+void launch_wmma_tiled(int M, int N, int K, float alpha, const typename Cfg::Element* A,
+                       const typename Cfg::Element* B, float beta, float* C, cudaStream_t stream) {
+    static_assert(GROUP >= 1, "GROUP: at least one tile row per band");
+    using Op = typename Cfg::Inputs;
+    require_gpu(Op::kMinCc, Cfg::SMEM_BYTES, std::is_same<Op, Tf32Inputs>::value ? "TF32 WMMA" : "WMMA");
+    const WmmaArgs<typename Cfg::Element> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, GROUP);
+    if (chunk_access_ok(A, K) && chunk_access_ok(B, N))
+        launch_wmma_kernel<Cfg, LOOP, EPI, true>(g, tiled_grid<Cfg>(M, N), stream);
+    else
+        launch_wmma_kernel<Cfg, LOOP, EPI, false>(g, tiled_grid<Cfg>(M, N), stream);
+}
+
+// The smallest compute capability a configuration runs on: the input type's, and 8.0 where the
+// shared memory exceeds sm_75's 64 KB per block (every sm_80+ GPU grants 99 KB, section 4).
+template <class Cfg>
+constexpr int min_cc_of() {
+    return Cfg::SMEM_BYTES > kSmemLimitSm75 && Cfg::Inputs::kMinCc < 80 ? 80 : Cfg::Inputs::kMinCc;
+}
+
+// The resources the harness prints (the 16-byte instantiation).
+template <class Cfg, Mainloop LOOP, Epilogue EPI>
+wb::KernelInfo kernel_info() {
+    return {(const void*)wmma_gemm_tiled<Cfg, LOOP, EPI, true>, Cfg::THREADS, size_t(Cfg::SMEM_BYTES)};
+}
+
+// ---- 11. Tile configurations, the tuning tables and the default choice ----------------------------
+// Parameters: Op, BM, BN, BK, WM, WN, STAGES, SKEW_A, SKEW_B.
+// Steps 2 and 3: 8 warps of 64 x 32 (4 x 2 fragments), one stage, without and with padding.
+using H128Plain = Tiling<Fp16Inputs, 128, 128, 32, 64, 32, 1, 0, 0>;
+using H128Skewed = Tiling<Fp16Inputs, 128, 128, 32, 64, 32, 1, 8, 8>;
+// The cp.async configurations (BK = 32 halves = 64 bytes per row of A).
+using H64S3 = Tiling<Fp16Inputs, 64, 64, 32, 32, 32, 3, 8, 8>;         // 4 warps, small problems
+using H128S3 = Tiling<Fp16Inputs, 128, 128, 32, 64, 32, 3, 8, 8>;      // 8 warps of 64x32, 55.5 KB
+using H128S4 = Tiling<Fp16Inputs, 128, 128, 32, 64, 32, 4, 8, 8>;      // 74 KB
+using H128W64S3 = Tiling<Fp16Inputs, 128, 128, 32, 64, 64, 3, 8, 8>;   // 4 warps of 64x64
+using H128x256S3 = Tiling<Fp16Inputs, 128, 256, 32, 64, 64, 3, 8, 8>;  // 8 warps of 64x64, 79.5 KB
+using H256x128S3 = Tiling<Fp16Inputs, 256, 128, 32, 64, 64, 3, 8, 8>;  // 8 warps of 64x64, 85.5 KB
+// TF32: BK = 16 floats (64 bytes per row of A, as above); padding 4 floats on A, 8 on B.
+using T64S3 = Tiling<Tf32Inputs, 64, 64, 16, 32, 32, 3, 4, 8>;
+using T128S3 = Tiling<Tf32Inputs, 128, 128, 16, 64, 32, 3, 4, 8>;
+using T128S4 = Tiling<Tf32Inputs, 128, 128, 16, 64, 32, 4, 4, 8>;
+using T128W64S3 = Tiling<Tf32Inputs, 128, 128, 16, 64, 64, 3, 4, 8>;
+using T128x256S3 = Tiling<Tf32Inputs, 128, 256, 16, 64, 64, 3, 4, 8>;
+using T256x128S3 = Tiling<Tf32Inputs, 256, 128, 16, 64, 64, 3, 4, 8>;
+
+constexpr int kBand = 8;  // tile rows per band of the block order (section 6)
+
+// One row of a configuration table: everything runs the ring, the staged epilogue and the banded
+// block order unless its name says otherwise (..._g1: plain row-major block order).
+template <class Cfg, int GROUP = kBand>
+constexpr auto config_launcher() {
+    return launch_wmma_tiled<Cfg, Mainloop::cp_async_ring, Epilogue::staged_in_smem, GROUP>;
+}
+template <class Cfg>
+wb::KernelInfo config_info() {
+    return kernel_info<Cfg, Mainloop::cp_async_ring, Epilogue::staged_in_smem>();
+}
+
+// Every compiled-in configuration. `--tune` runs them all on the requested shapes and prints the
+// fastest per shape; kHgemmDefaults and kTf32Defaults below name rows of these tables.
+// Names: h (FP16) or t (TF32), block tile, w + warp tile, s + stages.
+// clang-format off
+inline const wb::HgemmVariant kHgemmConfigs[] = {
+    {"h_64x64_w32x32_s3", config_launcher<H64S3>(), "4 warps of 2x2 fragments: many blocks for small C",
+     config_info<H64S3>(), min_cc_of<H64S3>()},
+    {"h_128x128_w64x32_s3", config_launcher<H128S3>(), "8 warps of 4x2 fragments, 3 stages, 2 blocks/SM",
+     config_info<H128S3>(), min_cc_of<H128S3>()},
+    {"h_128x128_w64x32_s4", config_launcher<H128S4>(), "8 warps of 4x2 fragments, 4 stages",
+     config_info<H128S4>(), min_cc_of<H128S4>()},
+    {"h_128x128_w64x64_s3", config_launcher<H128W64S3>(), "4 warps of 4x4 fragments, 3 stages",
+     config_info<H128W64S3>(), min_cc_of<H128W64S3>()},
+    {"h_128x256_w64x64_s3", config_launcher<H128x256S3>(), "8 warps of 4x4 fragments, 3 stages",
+     config_info<H128x256S3>(), min_cc_of<H128x256S3>()},
+    {"h_128x256_w64x64_s3_g1", config_launcher<H128x256S3, 1>(), "the same in plain row-major block order",
+     config_info<H128x256S3>(), min_cc_of<H128x256S3>()},
+    {"h_256x128_w64x64_s3", config_launcher<H256x128S3>(), "8 warps of 4x4 fragments, tall block tile",
+     config_info<H256x128S3>(), min_cc_of<H256x128S3>()},
+};
+inline const wb::SgemmVariant kTf32Configs[] = {
+    {"t_64x64_w32x32_s3", config_launcher<T64S3>(), "TF32, 4 warps of 2x2 fragments",
+     wb::Precision::tf32, config_info<T64S3>(), min_cc_of<T64S3>()},
+    {"t_128x128_w64x32_s3", config_launcher<T128S3>(), "TF32, 8 warps of 4x2 fragments, 3 stages",
+     wb::Precision::tf32, config_info<T128S3>(), min_cc_of<T128S3>()},
+    {"t_128x128_w64x32_s4", config_launcher<T128S4>(), "TF32, 8 warps of 4x2 fragments, 4 stages",
+     wb::Precision::tf32, config_info<T128S4>(), min_cc_of<T128S4>()},
+    {"t_128x128_w64x64_s3", config_launcher<T128W64S3>(), "TF32, 4 warps of 4x4 fragments",
+     wb::Precision::tf32, config_info<T128W64S3>(), min_cc_of<T128W64S3>()},
+    {"t_128x256_w64x64_s3", config_launcher<T128x256S3>(), "TF32, 8 warps of 4x4 fragments",
+     wb::Precision::tf32, config_info<T128x256S3>(), min_cc_of<T128x256S3>()},
+    {"t_256x128_w64x64_s3", config_launcher<T256x128S3>(), "TF32, 8 warps of 4x4 fragments, tall tile",
+     wb::Precision::tf32, config_info<T256x128S3>(), min_cc_of<T256x128S3>()},
+};
+// clang-format on
+
+// The default per GPU generation and problem size. `large` when C has at least one 128x256 tile per
+// SM, `medium` when it has one 128x128 tile per SM, `small` otherwise (more, smaller blocks keep the
+// SMs busy). After `--tune` on your GPU, copy the winners' names here. The first line whose min_cc
+// the GPU reaches is used; the last line must have min_cc 0.
+struct DefaultChoice {
+    int min_cc;
+    const char* large;
+    const char* medium;
+    const char* small;
+};
+inline const DefaultChoice kHgemmDefaults[] = {
+    {80, "h_128x256_w64x64_s3", "h_128x128_w64x32_s3", "h_64x64_w32x32_s3"},  // Ampere, Ada, Hopper
+    {0, "h_128x128_w64x32_s3", "h_128x128_w64x32_s3", "h_64x64_w32x32_s3"},   // Turing: 64 KB of smem
+};
+inline const DefaultChoice kTf32Defaults[] = {
+    {0, "t_128x256_w64x64_s3", "t_128x128_w64x32_s3", "t_64x64_w32x32_s3"},  // TF32 is sm_80+ anyway
+};
+
+template <size_t N>
+const DefaultChoice& default_choice(const DefaultChoice (&table)[N], int cc) {
+    for (const DefaultChoice& d : table)
+        if (cc >= d.min_cc) return d;
+    return table[N - 1];
+}
+
+inline const char* default_name(const DefaultChoice& d, int sms, int M, int N) {
+    if (wb::ceil_div(M, 128) * wb::ceil_div(N, 256) >= sms) return d.large;
+    if (wb::ceil_div(M, 128) * wb::ceil_div(N, 128) >= sms) return d.medium;
+    return d.small;
+}
+
+template <class Variant, size_t N>
+const Variant& find_config(const Variant (&table)[N], const char* name) {
+    for (const Variant& v : table)
+        if (std::strcmp(v.name, name) == 0) return v;
+    throw std::invalid_argument(std::string("a default names '") + name + "', which is not a configuration");
+}
+
+inline void launch_hgemm_best(int M, int N, int K, float alpha, const __half* A, const __half* B, float beta,
+                              float* C, cudaStream_t stream) {
+    const GpuFacts& gpu = current_gpu();
+    const char* name = default_name(default_choice(kHgemmDefaults, gpu.cc), gpu.sms, M, N);
+    find_config(kHgemmConfigs, name).run(M, N, K, alpha, A, B, beta, C, stream);
+}
+
+inline void launch_tf32_best(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                             float* C, cudaStream_t stream) {
+    const GpuFacts& gpu = current_gpu();
+    const char* name = default_name(default_choice(kTf32Defaults, gpu.cc), gpu.sms, M, N);
+    find_config(kTf32Configs, name).run(M, N, K, alpha, A, B, beta, C, stream);
+}
+
+// ---- 12. The ladder ------------------------------------------------------------------------------
+// clang-format off
+inline const wb::HgemmVariant kHgemmVariants[] = {
+    {"wmma_naive", launch_wmma_naive,
+     "one warp per 16x16 tile of C, fragments loaded from global memory",
+     {(const void*)hgemm_wmma_naive, kNaiveThreads, 0}, Fp16Inputs::kMinCc},
+    {"wmma_smem", launch_wmma_tiled<H128Plain, Mainloop::load_then_compute, Epilogue::fragments_to_global>,
+     "128x128x32 tiles in shared memory (16-byte loads), 8 warps of 4x2 fragments",
+     kernel_info<H128Plain, Mainloop::load_then_compute, Epilogue::fragments_to_global>(), min_cc_of<H128Plain>()},
+    {"wmma_smem_skewed", launch_wmma_tiled<H128Skewed, Mainloop::load_then_compute, Epilogue::fragments_to_global>,
+     "+ 16 bytes of padding per shared row: conflict-free fragment loads",
+     kernel_info<H128Skewed, Mainloop::load_then_compute, Epilogue::fragments_to_global>(), min_cc_of<H128Skewed>()},
+    {"wmma_cp_async", launch_wmma_tiled<H128S3, Mainloop::cp_async_ring, Epilogue::fragments_to_global>,
+     "+ a 3-stage cp.async ring: copies overlap the tensor-core work",
+     kernel_info<H128S3, Mainloop::cp_async_ring, Epilogue::fragments_to_global>(), min_cc_of<H128S3>()},
+    {"wmma_smem_epilogue", launch_wmma_tiled<H128S3, Mainloop::cp_async_ring, Epilogue::staged_in_smem>,
+     "+ accumulators staged in shared memory, 16-byte coalesced stores of C",
+     kernel_info<H128S3, Mainloop::cp_async_ring, Epilogue::staged_in_smem>(), min_cc_of<H128S3>()},
+    {"wmma_128x256_swizzle", config_launcher<H128x256S3>(),
+     "+ 128x256 tiles, 64x64 per warp (4x4 fragments), blocks in bands of 8 tile rows",
+     config_info<H128x256S3>(), min_cc_of<H128x256S3>()},
+    // The *_best variants run one of several kernels (the configuration picked per shape), so they
+    // have no row of their own in the resource table: see --tune for the configurations' rows.
+    {"wmma_best", launch_hgemm_best, "the configuration kHgemmDefaults picks for this GPU and shape",
+     {}, Fp16Inputs::kMinCc},
+};
+inline const wb::SgemmVariant kTf32Variants[] = {
+    {"tf32_wmma", config_launcher<T128S3>(),
+     "TF32 m16n16k8 on FP32 inputs, same kernel: 128x128x16 tiles, 3 stages, staged epilogue",
+     wb::Precision::tf32, config_info<T128S3>(), min_cc_of<T128S3>()},
+    {"tf32_best", launch_tf32_best, "the configuration kTf32Defaults picks for this GPU and shape",
+     wb::Precision::tf32, {}, Tf32Inputs::kMinCc},
+};
+// clang-format on
