@@ -4,7 +4,8 @@
 # (GPU_CHECK_BUDGET seconds, default 560) could not cover its limit. Logs go to LOG_DIR (default
 # gpu-check/), one file per step, plus summary.txt; the folder is packed into LOG_DIR.tgz after
 # every step (or into PACK_TO), with results/h200/, so whatever finished is kept even if the call
-# is cut short. Steps: build test sanitize tune probe bench profile (default: all but probe).
+# is cut short. Steps: build test sanitize tune tune06 precision06 probe bench profile
+# (default: build test sanitize tune bench profile).
 set -u
 cd "$(dirname "$0")/.."
 log=${LOG_DIR:-gpu-check}
@@ -40,6 +41,9 @@ for s in "${steps[@]}"; do
     test)     step test 300 "REQUIRE_GPU=1 make test" ;;
     sanitize) step sanitize 300 "make sanitize" ;;
     tune)     step tune 150 "./05_float4_vectorized/05_float4_vectorized --tune --sizes 2048,4096,8192,4096x4096x1024,1000x1013x4097 --csv $log/tune.csv" ;;
+    tune06)   step tune06 150 "./06_tensor_core_wmma/06_tensor_core_wmma --tune --sizes 4096,8192 --csv $log/tune06.csv" ;;
+    precision06) step precision06 90 "./06_tensor_core_wmma/06_tensor_core_wmma --precision --sizes 1024,4096" ;;
+    costs07)  step costs07 60 "./07_cublas_baseline/07_cublas_baseline --costs-only" ;;
     probe)    step probe 120 "./00_env_check/00_env_check --json $log/env.json; for c in 03_shared_tiling 04_register_unroll; do ./\$c/\$c --sizes 4096,1000x1013x4097 --csv $log/probe.csv; done" ;;
     bench)    step bench 420 "BENCH_OUT=results/h200 bash tools/bench.sh" ;;
     profile)  step profile 240 "for n in 02 03 04 05 06; do make --no-print-directory profile-\$n PROFILE_ARGS='--size 2048 --warmup 1 --reps 1 --no-check' || exit 1; done" ;;
