@@ -360,18 +360,7 @@ __device__ __forceinline__ void copy_async_or_zero(float* dst, const float* src,
 #endif
 }
 
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
+// Committing and waiting for cp.async groups: wb::cp_async_commit / wb::cp_async_wait<N> (common/gemm_device.cuh).
 
 // The sources of the cp.async loop. A cannot use 16-byte copies: a copy moves 16 contiguous bytes
 // to 16 contiguous bytes, and the transpose scatters them. So A moves in 4-byte copies, one element
@@ -516,11 +505,11 @@ __device__ __forceinline__ void mainloop_cp_async(const GemmArgs& g, const Block
                                        b_stage<Cfg>(smem, s));
             src.advance();
         }
-        cp_async_commit();
+        wb::cp_async_commit();
     }
     int read = 0, write = Cfg::STAGES - 1;  // the stages of tile i and of tile i + STAGES - 1
     for (int i = 0; i < tiles; ++i) {
-        cp_async_wait<Cfg::STAGES - 2>();
+        wb::cp_async_wait<Cfg::STAGES - 2>();
         __syncthreads();
         const int ahead = i + Cfg::STAGES - 1;
         if (ahead < tiles) {
@@ -528,12 +517,12 @@ __device__ __forceinline__ void mainloop_cp_async(const GemmArgs& g, const Block
                                        b_stage<Cfg>(smem, write));
             src.advance();
         }
-        cp_async_commit();
+        wb::cp_async_commit();
         multiply_tile<Cfg>(a_stage<Cfg>(smem, read), b_stage<Cfg>(smem, read), t, acc);
         read = read + 1 == Cfg::STAGES ? 0 : read + 1;  // counters, not i % STAGES: no division
         write = write + 1 == Cfg::STAGES ? 0 : write + 1;
     }
-    cp_async_wait<0>();  // nothing real is pending here, only empty groups; leave no copy behind
+    wb::cp_async_wait<0>();  // nothing real is pending here, only empty groups; leave no copy behind
 }
 
 // The epilogue: C = alpha * acc + beta * C with wb::store_c semantics (beta == 0: C is not read).

@@ -424,18 +424,7 @@ __device__ __forceinline__ void copy_chunk_async(T* dst, const T* src, int valid
     *reinterpret_cast<uint4*>(dst) = load_chunk<T, VEC>(src, valid);
 }
 
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
+// Committing and waiting for cp.async groups: wb::cp_async_commit / wb::cp_async_wait<N> (common/gemm_device.cuh).
 
 // Chunk i of this thread in the A tile (rows m0.., columns k0..) and in the B tile (rows k0..,
 // columns n0..): where it comes from, how many of its elements are inside, where it goes.
@@ -626,21 +615,21 @@ __device__ __forceinline__ void mainloop_cp_async_ring(const WmmaArgs<typename C
     for (int s = 0; s < Cfg::STAGES - 1; ++s) {
         if (s < g.k_tiles)
             copy_tiles_async<Cfg, VEC>(g, t, s * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
-        cp_async_commit();
+        wb::cp_async_commit();
     }
     for (int kt = 0; kt < g.k_tiles; ++kt) {
-        cp_async_wait<Cfg::STAGES - 2>();
+        wb::cp_async_wait<Cfg::STAGES - 2>();
         __syncthreads();
         const int ahead = kt + Cfg::STAGES - 1;
         if (ahead < g.k_tiles) {
             const int s = ahead % Cfg::STAGES;
             copy_tiles_async<Cfg, VEC>(g, t, ahead * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
         }
-        cp_async_commit();
+        wb::cp_async_commit();
         const int s = kt % Cfg::STAGES;
         mma_stage<Cfg>(a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s), warp_row, warp_col, acc);
     }
-    cp_async_wait<0>();  // only empty groups are left; leave no copy in flight behind us
+    wb::cp_async_wait<0>();  // only empty groups are left; leave no copy in flight behind us
 }
 
 // ---- 8. The two epilogues ------------------------------------------------------------------------

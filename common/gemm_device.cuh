@@ -22,4 +22,21 @@ __device__ __forceinline__ float load_or_zero(const float* m, int row, int col, 
     return (row < rows && col < cols) ? m[static_cast<size_t>(row) * ld + col] : 0.0f;
 }
 
+// cp.async (sm_80 and later) copies global memory into shared memory without passing through
+// registers; copies are grouped, and a thread waits until at most N of its groups are still in
+// flight. On older GPUs both calls compile to nothing, so a kernel's plain-load fallback path can
+// call them unconditionally.
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 }  // namespace wb

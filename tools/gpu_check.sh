@@ -46,7 +46,7 @@ for s in "${steps[@]}"; do
     costs07)  step costs07 60 "./07_cublas_baseline/07_cublas_baseline --costs-only" ;;
     probe)    step probe 120 "./00_env_check/00_env_check --json $log/env.json; for c in 03_shared_tiling 04_register_unroll; do ./\$c/\$c --sizes 4096,1000x1013x4097 --csv $log/probe.csv; done" ;;
     bench)    step bench 420 "BENCH_OUT=results/h200 bash tools/bench.sh" ;;
-    profile)  step profile 240 "for n in 02 03 04 05 06; do make --no-print-directory profile-\$n PROFILE_ARGS='--size 2048 --warmup 1 --reps 1 --no-check' || exit 1; done" ;;
+    profile)  step profile 200 "for n in 02 03 04 05 06; do echo \"== profile-\$n\"; make --no-print-directory profile-\$n PROFILE_ARGS='--size 2048 --warmup 1 --reps 1 --no-check'; done" ;;
     *) echo "gpu_check: unknown step '$s'"; exit 2 ;;
   esac
 done
