@@ -925,7 +925,8 @@ struct DefaultChoice {
     const char* small;
 };
 inline const DefaultChoice kHgemmDefaults[] = {
-    {80, "h_128x256_w64x64_s3", "h_128x128_w64x32_s3", "h_64x64_w32x32_s3"},  // Ampere, Ada, Hopper
+    {90, "h_128x128_w64x64_s3", "h_128x128_w64x32_s3", "h_64x64_w32x32_s3"},  // Hopper: H200 --tune, 2026-11-29
+    {80, "h_128x256_w64x64_s3", "h_128x128_w64x32_s3", "h_64x64_w32x32_s3"},  // Ampere, Ada (not measured)
     {0, "h_128x128_w64x32_s3", "h_128x128_w64x32_s3", "h_64x64_w32x32_s3"},   // Turing: 64 KB of smem
 };
 inline const DefaultChoice kTf32Defaults[] = {
