@@ -31,11 +31,13 @@ const char* const kChapter = "01_cpu_matmul";
 
 void print_help(const std::vector<cpu::CpuVariant>& variants) {
     std::printf("%s", wb::usage(kChapter).c_str());
-    std::printf("chapter 01 runs on the CPU: --warmup and --reps default to %d and %d here, and exit status 3\n"
-                "does not occur. naive_ijk_1t is skipped above 1024^3 multiply-adds unless named with --variant.\n",
-                cpu::kDefaultWarmup, cpu::kDefaultReps);
+    std::printf(
+        "chapter 01 runs on the CPU: --warmup and --reps default to %d and %d here, and exit status 3\n"
+        "does not occur. naive_ijk_1t is skipped above 1024^3 multiply-adds unless named with --variant.\n",
+        cpu::kDefaultWarmup, cpu::kDefaultReps);
     std::printf("variants (threads; %% BLAS compares with OpenBLAS on the same number of threads):\n");
-    for (const cpu::CpuVariant& v : variants) std::printf("  %-18s %2d  %s\n", v.name.c_str(), v.threads, v.what);
+    for (const cpu::CpuVariant& v : variants)
+        std::printf("  %-18s %2d  %s\n", v.name.c_str(), v.threads, v.what);
     if (!cpu::kHaveOpenBlas) std::printf("  (built without OpenBLAS: no baseline rows, '-' in %% BLAS)\n");
 }
 
@@ -50,26 +52,31 @@ double host_bytes(const wb::Shape& s, float beta) {
 }
 
 void print_preamble(const wb::Options& opt, const wb::RunInfo& info, int all) {
-    std::printf("%s on %s: %u hardware threads, %d used by the all-thread variants\n", kChapter, info.gpu.c_str(),
-                std::thread::hardware_concurrency(), all);
+    std::printf("%s on %s: %u hardware threads, %d used by the all-thread variants\n", kChapter,
+                info.gpu.c_str(), std::thread::hardware_concurrency(), all);
 #ifdef WB_HAVE_OPENBLAS
     std::printf("baseline: %s, kernel for %s", openblas_get_config(), openblas_get_corename());
-    if (const char* core = std::getenv("OPENBLAS_CORETYPE")) std::printf(" (forced by OPENBLAS_CORETYPE=%s)", core);
+    if (const char* core = std::getenv("OPENBLAS_CORETYPE"))
+        std::printf(" (forced by OPENBLAS_CORETYPE=%s)", core);
     std::printf("\n");
 #endif
     const double busy = cpu::busy_cores_elsewhere();
     if (busy > 0.25)
-        std::printf("warning: other programs keep %.1f of %u cores busy: timings will be low and noisy\n", busy,
-                    std::thread::hardware_concurrency());
-    std::printf("C = alpha*A*B + beta*C with alpha = %g, beta = %g; seed %llu; %d+ warm-up calls (at least %.2g s)"
-                " + %d timed calls, median shown%s\n",
-                opt.alpha, opt.beta, (unsigned long long)opt.seed, opt.warmup, cpu::kMinWarmupSeconds, opt.reps,
-                opt.check ? "" : "; verification OFF");
+        std::printf("warning: other programs keep %.1f of %u cores busy: timings will be low and noisy\n",
+                    busy, std::thread::hardware_concurrency());
+    std::printf(
+        "C = alpha*A*B + beta*C with alpha = %g, beta = %g; seed %llu; %d+ warm-up calls (at least %.2g s)"
+        " + %d timed calls, median shown%s\n",
+        opt.alpha, opt.beta, (unsigned long long)opt.seed, opt.warmup, cpu::kMinWarmupSeconds, opt.reps,
+        opt.check ? "" : "; verification OFF");
     if (cpu::kHaveOpenBlas)
-        std::printf("%% BLAS: against OpenBLAS on as many threads (_1t rows: openblas_1t; _%dt rows: openblas_%dt)",
-                    all, all);
+        std::printf(
+            "%% BLAS: against OpenBLAS on as many threads (_1t rows: openblas_1t; _%dt rows: openblas_%dt)",
+            all, all);
     else
-        std::printf("%% BLAS: none, this build has no OpenBLAS (sudo apt-get install libopenblas-dev; make clean; make)");
+        std::printf(
+            "%% BLAS: none, this build has no OpenBLAS (sudo apt-get install libopenblas-dev; make clean; "
+            "make)");
     std::printf(". %% peak: not computed on CPUs\n\n");
 }
 
@@ -88,8 +95,9 @@ int main(int argc, char** argv) {
     for (const wb::Shape& s : opt.shapes)
         if (host_bytes(s, opt.beta) > memory) {
             char what[160];
-            std::snprintf(what, sizeof what, "shape %s needs %.2f GiB of memory, but this machine has %.2f GiB",
-                          wb::to_string(s).c_str(), host_bytes(s, opt.beta) / 1073741824.0, memory / 1073741824.0);
+            std::snprintf(
+                what, sizeof what, "shape %s needs %.2f GiB of memory, but this machine has %.2f GiB",
+                wb::to_string(s).c_str(), host_bytes(s, opt.beta) / 1073741824.0, memory / 1073741824.0);
             bad_input(what);
         }
 
@@ -117,7 +125,8 @@ int main(int argc, char** argv) {
         for (int threads : {1, all}) {
             bool wanted = false;
             for (const cpu::CpuVariant& v : variants)
-                wanted = wanted || (v.threads == threads && (opt.variant == "all" || cpu::named(opt, v.name)));
+                wanted =
+                    wanted || (v.threads == threads && (opt.variant == "all" || cpu::named(opt, v.name)));
             if (!wanted) continue;
             double baseline_gflops = -1;
             for (const cpu::CpuVariant& v : variants) {

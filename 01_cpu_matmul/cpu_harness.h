@@ -31,7 +31,9 @@ namespace cpu {
 // 10; ask for more (--reps 20) when you want steadier numbers.
 constexpr int kDefaultWarmup = 1;
 constexpr int kDefaultReps = 5;
-inline std::vector<wb::Shape> default_shapes() { return {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}}; }
+inline std::vector<wb::Shape> default_shapes() {
+    return {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}};
+}
 
 inline std::vector<std::string> split_names(const std::string& list) {
     std::vector<std::string> out;
@@ -105,8 +107,8 @@ template <class Run, class Prepare>
 wb::Timing time_host(Run&& run, Prepare&& before_each, int warmup, int reps) {
     using clock = std::chrono::steady_clock;
     const auto warmup_start = clock::now();
-    for (int i = 0; i < warmup || clock::now() - warmup_start < std::chrono::duration<double>(kMinWarmupSeconds);
-         ++i) {
+    for (int i = 0;
+         i < warmup || clock::now() - warmup_start < std::chrono::duration<double>(kMinWarmupSeconds); ++i) {
         before_each();
         run();
     }
@@ -157,7 +159,12 @@ inline double busy_cores_elsewhere(double seconds = 0.2) {
 class CpuProblem {
 public:
     CpuProblem(wb::Shape s, float alpha, float beta, uint64_t seed)
-        : s_(s), alpha_(alpha), beta_(beta), seed_(seed), A_(size_t(s.m) * s.k), B_(size_t(s.k) * s.n),
+        : s_(s),
+          alpha_(alpha),
+          beta_(beta),
+          seed_(seed),
+          A_(size_t(s.m) * s.k),
+          B_(size_t(s.k) * s.n),
           C_(size_t(s.m) * s.n) {
         wb::fill_random(A_.data(), A_.size(), seed, 1);
         wb::fill_random(B_.data(), B_.size(), seed, 2);
@@ -233,9 +240,9 @@ private:
     float alpha_, beta_;
     uint64_t seed_;
     std::vector<float> A_, B_, C0_, C_;
-    std::vector<double> value_, scale_;      // full reference
-    std::vector<wb::RefEntry> sample_;       // sampled reference
-    std::vector<float> library_result_;      // OpenBLAS's C, for the full comparison
+    std::vector<double> value_, scale_;  // full reference
+    std::vector<wb::RefEntry> sample_;   // sampled reference
+    std::vector<float> library_result_;  // OpenBLAS's C, for the full comparison
 };
 
 }  // namespace cpu

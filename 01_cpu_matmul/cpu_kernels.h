@@ -24,14 +24,16 @@
 #endif
 
 // The CPU twin of SgemmFn: the same arguments, minus the CUDA stream.
-using CpuSgemmFn = void (*)(int M, int N, int K, float alpha, const float* A, const float* B,
-                            float beta, float* C);
+using CpuSgemmFn = void (*)(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                            float* C);
 
 namespace cpu {
 
 // "All cores": what OpenMP will use (the cores, or OMP_NUM_THREADS when set). The all-thread
 // OpenBLAS baseline is given the same number, so the comparison is always like for like.
-inline int all_threads() { return omp_get_max_threads(); }
+inline int all_threads() {
+    return omp_get_max_threads();
+}
 
 // The final write of one element. With beta == 0 the old C is not read at all: 0 * NaN is NaN,
 // so "alpha * acc + 0 * C" would let garbage in C poison the result.
@@ -45,8 +47,8 @@ inline float finish(float acc, float alpha, float beta, float c_old) {
 // uses 4 of its bytes. When N is a power of two the column also lands in a handful of cache sets
 // and evicts itself (try --size 1000 against --size 1024). g++ does not vectorize the k loop:
 // that would reorder the sum, which IEEE rules forbid without -ffast-math.
-inline void sgemm_naive_ijk(int M, int N, int K, float alpha, const float* A, const float* B,
-                            float beta, float* C) {
+inline void sgemm_naive_ijk(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                            float* C) {
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {
             float acc = 0.0f;
@@ -61,8 +63,8 @@ inline void sgemm_naive_ijk(int M, int N, int K, float alpha, const float* A, co
 // used, the hardware prefetcher sees the stream), and the iterations are independent, so g++
 // turns them into 16-wide AVX-512 FMAs. The row of C (4 KB at N = 1024) stays in L1; B is
 // streamed once per row of C, from L2 or L3: that traffic is what limits this version.
-inline void sgemm_loop_ikj(int M, int N, int K, float alpha, const float* A, const float* B,
-                           float beta, float* C) {
+inline void sgemm_loop_ikj(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                           float* C) {
     for (int i = 0; i < M; ++i) {
         float* __restrict__ c = C + size_t(i) * N;
         for (int j = 0; j < N; ++j) c[j] = (beta == 0.0f) ? 0.0f : beta * c[j];
@@ -77,11 +79,12 @@ inline void sgemm_loop_ikj(int M, int N, int K, float alpha, const float* A, con
 // ---- 3. and 4. packed, cache-blocked, register-blocked -------------------------------------------
 // Three levels of blocking, from the inside out:
 //  * registers: a micro-kernel keeps an MR x NR tile of C in registers for a whole pass over K.
-//    Per step k it loads NR floats of B and MR of A and does MR * NR multiply-adds: with 8 x 32
-//    that is 256 flops-pairs for 40 loaded floats, instead of 1 load per FMA in loop 2.
-//  * L1 / L2: K is cut into panels of KC. A KC x NR sliver of B (32 KB at the sizes below, read
-//    once per micro-tile, line by line) and the MC x KC block of A (128 KB) stay in L2 while
-//    they are reused MC / MR and NC / NR times; the micro-kernel streams them through L1.
+//    Per step k it loads NR floats of B and MR of A and does MR * NR multiply-adds: with 8 x 32,
+//    40 loaded floats feed 256 multiply-adds, where loop 2 needs two loads and a store for each.
+//  * L2: K is cut into panels of at most KC. The MC x KC block of A (128 KB) stays in the L2
+//    while all NC / NR slivers of B pass it; each KC x NR sliver of B (32 KB) is reused by the
+//    MC / MR slivers of A right after it was first read. The micro-kernel needs 160 bytes per 16
+//    FMA instructions, so L2 can feed it: nothing has to stay in L1.
 //  * L3: an NC-wide panel of B (KC x NC, 2 MB) is reused by every row block of A.
 // Packing copies each block into the exact order the micro-kernel reads it (contiguous, 64-byte
 // aligned, zero-padded to whole tiles), so its inner loop has no strides, no edge tests, and no
@@ -89,16 +92,17 @@ inline void sgemm_loop_ikj(int M, int N, int K, float alpha, const float* A, con
 // the O(MNK) work that reads it.
 namespace blocked {
 
-constexpr int MR = 8;     // rows of the register tile: MR broadcasts of A per step k
-constexpr int NR = 32;    // columns of the register tile: two 16-float zmm vectors of B per step k
-constexpr int KC = 256;   // depth of a packed panel
-constexpr int MC = 128;   // rows of the packed block of A
-constexpr int NC = 2048;  // columns of the packed panel of B
+constexpr int MR = 8;       // rows of the register tile: MR broadcasts of A per step k
+constexpr int NR = 32;      // columns of the register tile: two 16-float zmm vectors of B per step k
+constexpr int KC = 256;     // the deepest packed panel (K is split into equal panels of at most KC)
+constexpr int MC = 128;     // rows of the packed block of A
+constexpr int NC = 2048;    // columns of the packed panel of B
 constexpr int kAlign = 64;  // bytes: one cache line, and one zmm register
 
 static_assert(NR % 16 == 0, "NR is a whole number of 16-float AVX-512 vectors");
-static_assert(MR * NR / 16 <= 24, "the MR x NR accumulators must fit in the 32 zmm registers, "
-                                  "with room left for the B vectors and the A broadcast");
+static_assert(MR * NR / 16 <= 24,
+              "the MR x NR accumulators must fit in the 32 zmm registers, "
+              "with room left for the B vectors and the A broadcast");
 static_assert(MC % MR == 0, "a block of A holds whole MR-row slivers");
 static_assert(NC % NR == 0, "a panel of B holds whole NR-column slivers");
 
@@ -195,6 +199,11 @@ inline void sgemm_packed(int M, int N, int K, float alpha, const float* A, const
     // Rows per block: MC, or fewer so that every thread gets at least one block.
     const int per_thread = (M + threads - 1) / threads;
     const int mc_step = std::min(MC, (per_thread + MR - 1) / MR * MR);
+    // K panels of equal depth (at most KC): K = 777 gives 195+195+195+192, not 256+256+256+9. A
+    // 9-deep panel would cost a full read and write of C and a micro-kernel start per tile for
+    // only 9 steps of work.
+    const int k_panels = (K + KC - 1) / KC;
+    const int kc_step = (K + k_panels - 1) / k_panels;
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -202,8 +211,8 @@ inline void sgemm_packed(int M, int N, int K, float alpha, const float* A, const
         float* Ap = a_buffer.get(size_t(MC) * KC);
         for (int jc = 0; jc < N; jc += NC) {
             const int nc = std::min(NC, N - jc);
-            for (int pc = 0; pc < K; pc += KC) {
-                const int kc = std::min(KC, K - pc);
+            for (int pc = 0; pc < K; pc += kc_step) {
+                const int kc = std::min(kc_step, K - pc);
                 // The first K panel applies the caller's beta; later ones add to what is there.
                 const float beta_panel = (pc == 0) ? beta : 1.0f;
                 pack_B(kc, nc, B, N, pc, jc, Bp);
@@ -230,8 +239,8 @@ inline void sgemm_blocked(int M, int N, int K, float alpha, const float* A, cons
     blocked::sgemm_packed(M, N, K, alpha, A, B, beta, C, 1);
 }
 
-inline void sgemm_blocked_omp(int M, int N, int K, float alpha, const float* A, const float* B,
-                              float beta, float* C) {
+inline void sgemm_blocked_omp(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                              float* C) {
     blocked::sgemm_packed(M, N, K, alpha, A, B, beta, C, all_threads());
 }
 
@@ -245,12 +254,12 @@ inline void openblas_sgemm(int M, int N, int K, float alpha, const float* A, con
     openblas_set_num_threads(threads);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, alpha, A, K, B, N, beta, C, N);
 }
-inline void sgemm_openblas_1t(int M, int N, int K, float alpha, const float* A, const float* B,
-                              float beta, float* C) {
+inline void sgemm_openblas_1t(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                              float* C) {
     openblas_sgemm(M, N, K, alpha, A, B, beta, C, 1);
 }
-inline void sgemm_openblas_all(int M, int N, int K, float alpha, const float* A, const float* B,
-                               float beta, float* C) {
+inline void sgemm_openblas_all(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                               float* C) {
     openblas_sgemm(M, N, K, alpha, A, B, beta, C, all_threads());
 }
 constexpr bool kHaveOpenBlas = true;
@@ -289,12 +298,12 @@ inline std::vector<CpuVariant> variants() {
                  "packed KCxNR / MCxKC panels, 8x32 register tile of AVX-512 FMAs", 1, false, false});
 #ifdef WB_HAVE_OPENBLAS
     if (all > 1)  // with one core the all-thread baseline is openblas_1t itself
-        v.push_back({"openblas" + all_t, sgemm_openblas_all, "OpenBLAS cblas_sgemm on all cores", all,
-                     true, false});
+        v.push_back(
+            {"openblas" + all_t, sgemm_openblas_all, "OpenBLAS cblas_sgemm on all cores", all, true, false});
 #endif
     v.push_back({"blocked_omp" + all_t, sgemm_blocked_omp,
-                 "blocked_1t with OpenMP: shared packs, micro-tiles split over all cores", all, false,
-                 false});
+                 "blocked_1t with OpenMP: B packed together, row blocks of C split over all cores", all,
+                 false, false});
     return v;
 }
 

@@ -36,17 +36,17 @@ void sgemm_blocked_drops_k_tail(int M, int N, int K, float alpha, const float* A
                 pack_A(mc, KC, A, K, ic, pc, Ap);
                 for (int jr = 0; jr < nc; jr += NR)
                     for (int ir = 0; ir < mc; ir += MR)
-                        micro_kernel(KC, Ap + size_t(ir) * KC, Bp + size_t(jr) * KC, alpha, pc == 0 ? beta : 1.0f,
-                                     C + size_t(ic + ir) * N + jc + jr, N, std::min(MR, mc - ir),
-                                     std::min(NR, nc - jr));
+                        micro_kernel(KC, Ap + size_t(ir) * KC, Bp + size_t(jr) * KC, alpha,
+                                     pc == 0 ? beta : 1.0f, C + size_t(ic + ir) * N + jc + jr, N,
+                                     std::min(MR, mc - ir), std::min(NR, nc - jr));
             }
         }
     }
 }
 
 // Planted bug 2: "alpha * acc + beta * C" without the beta == 0 test reads C, and 0 * NaN is NaN.
-void sgemm_reads_c_when_beta_is_zero(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                                     float* C) {
+void sgemm_reads_c_when_beta_is_zero(int M, int N, int K, float alpha, const float* A, const float* B,
+                                     float beta, float* C) {
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {
             float acc = 0.0f;
@@ -56,8 +56,8 @@ void sgemm_reads_c_when_beta_is_zero(int M, int N, int K, float alpha, const flo
 }
 
 // Planted bug 3: the right-edge micro-tiles are never computed (the jr loop rounds N down).
-void sgemm_blocked_skips_right_edge(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
-                                    float* C) {
+void sgemm_blocked_skips_right_edge(int M, int N, int K, float alpha, const float* A, const float* B,
+                                    float beta, float* C) {
     const int whole = N / cpu::blocked::NR * cpu::blocked::NR;
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < whole; ++j) {
@@ -89,8 +89,10 @@ TEST_CASE("01: every variant is right on every shape of the spec", "[01]") {
 TEST_CASE("01: the blocked kernels are right around every tile and panel edge", "[01]") {
     using namespace cpu::blocked;
     // One below, at and one above MR, NR, KC, MC and NC (NC only in N, where it matters).
-    const std::vector<wb::Shape> shapes = {{MR - 1, NR + 1, KC + 1}, {MR + 1, NR - 1, KC - 1},
-                                           {MC + 1, 2 * NR + 3, 2 * KC + 5}, {MC - 1, NC + 1, 3},
+    const std::vector<wb::Shape> shapes = {{MR - 1, NR + 1, KC + 1},
+                                           {MR + 1, NR - 1, KC - 1},
+                                           {MC + 1, 2 * NR + 3, 2 * KC + 5},
+                                           {MC - 1, NC + 1, 3},
                                            {2 * MC + MR + 1, 97, KC}};
     for (const wb::Shape& s : shapes)
         for (float beta : {0.0f, 0.5f}) {
@@ -152,7 +154,8 @@ TEST_CASE("01: the variant table is well formed, with or without OpenBLAS", "[01
         for (size_t i = 0; i < variants.size(); ++i) {
             if (variants[i].baseline) continue;
             bool before = false;
-            for (size_t j = 0; j < i; ++j) before = before || (variants[j].baseline && variants[j].threads == variants[i].threads);
+            for (size_t j = 0; j < i; ++j)
+                before = before || (variants[j].baseline && variants[j].threads == variants[i].threads);
             INFO("variant " << variants[i].name);
             CHECK(before);
         }
@@ -171,7 +174,8 @@ TEST_CASE("01: options: defaults, variant names and bad input", "[01][options]")
     CHECK(opt.shapes.size() == cpu::default_shapes().size());
     CHECK(opt.variant == "all");
 
-    REQUIRE(parse({"--variant", "blocked_1t,loop_ikj_1t", "--size", "100x200x300", "--reps", "3"}, opt, error));
+    REQUIRE(
+        parse({"--variant", "blocked_1t,loop_ikj_1t", "--size", "100x200x300", "--reps", "3"}, opt, error));
     CHECK(cpu::named(opt, "blocked_1t"));
     CHECK(cpu::named(opt, "loop_ikj_1t"));
     CHECK_FALSE(cpu::named(opt, "naive_ijk_1t"));
