@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""profile_table.py NCU_LOG - turns the text output of `make profile-NN` (ncu --metrics ...) into
+one markdown table per chapter: a row per kernel (repeated launches of the same kernel keep the
+first), a column per metric. With --fill it writes each table into the chapter's README.md and
+README.zh-CN.md between <!-- H200-PROFILE --> and <!-- /H200-PROFILE --> (added after the results
+table the first time). The log may hold several chapters, each introduced by a line "== profile-NN"."""
+import os
+import re
+import sys
+
+OPEN, CLOSE = "<!-- H200-PROFILE -->", "<!-- /H200-PROFILE -->"
+CAPTION = {
+    "en": "Nsight Compute on the same H200, {date}, `make profile-{nn} PROFILE_ARGS='--size 2048 --warmup 1 "
+          "--reps 1 --no-check'` (raw output: `results/h200/profile.log`; cuBLAS's own kernel is profiled too):",
+    "zh": "在同一块 H200 上用 Nsight Compute 测得，{date}，命令 `make profile-{nn} PROFILE_ARGS='--size 2048 "
+          "--warmup 1 --reps 1 --no-check'`（原始输出：`results/h200/profile.log`；cuBLAS 自己的核函数也一并分析）：",
+}
+
+
+def short_name(line):
+    name = line.strip()
+    name = re.sub(r"^void ", "", name)
+    name = name.split(", Context")[0]
+    name = re.sub(r"\((int|WmmaArgs|T1|const|float)[^)]*\)", "", name, count=1)  # drop the parameter list
+    name = re.sub(r"\s*\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\)$", "", name)      # and the launch shape
+    return name.strip()
+
+
+def parse(text):
+    chapters = {}
+    for nn, body in re.findall(r"^== profile-(\d\d)\n(.*?)(?=^== profile-|\Z)", text, flags=re.S | re.M):
+        rows, metrics, cur = [], [], None
+        for line in body.splitlines():
+            if re.match(r"^  \S", line) and "Context" in line:
+                cur = {"kernel": short_name(line), "values": {}}
+                rows.append(cur)
+            elif cur is not None and re.match(r"^    [a-z]\w*__\w", line):
+                parts = line.split()
+                metric, value = parts[0], parts[-1]
+                if metric == "gpu__time_duration.sum":  # ncu picks ns, us or ms per row: show ms
+                    scale = {"ns": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "msecond": 1.0}.get(parts[1], 1.0)
+                    value = f"{float(value.replace(',', '')) * scale:.3f}"
+                cur["values"][metric] = value
+                if metric not in metrics:
+                    metrics.append(metric)
+        seen, unique = set(), []
+        for r in rows:
+            if r["kernel"] in seen or "empty_kernel" in r["kernel"]:
+                continue
+            seen.add(r["kernel"])
+            unique.append(r)
+        chapters[nn] = (unique, [m for m in metrics if m != "gpu__time_duration.sum"])
+    return chapters
+
+
+def table(rows, metrics):
+    head = ["kernel", "time (ms)"] + [f"`{m}`" for m in metrics]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    for r in rows:
+        v = r["values"]
+        out.append("| " + " | ".join([f'`{r["kernel"]}`', v.get("gpu__time_duration.sum", "-")] +
+                                     [v.get(m, "-") for m in metrics]) + " |")
+    return "\n".join(out)
+
+
+def fill(path, block):
+    text = open(path, encoding="utf-8").read()
+    if OPEN in text and CLOSE in text:
+        text = re.sub(re.escape(OPEN) + r".*?" + re.escape(CLOSE), OPEN + "\n" + block + "\n" + CLOSE, text, flags=re.S)
+    elif OPEN in text:
+        text = text.replace(OPEN, OPEN + "\n" + block + "\n" + CLOSE, 1)
+    elif "<!-- /H200-RESULTS -->" in text:
+        text = text.replace("<!-- /H200-RESULTS -->", "<!-- /H200-RESULTS -->\n\n" + OPEN + "\n" + block + "\n" + CLOSE, 1)
+    else:
+        return False
+    open(path, "w", encoding="utf-8").write(text)
+    return True
+
+
+def main(argv):
+    log = argv[1]
+    date = argv[argv.index("--date") + 1] if "--date" in argv else ""
+    chapters = parse(open(log, encoding="utf-8", errors="replace").read())
+    folders = {d[:2]: d for d in os.listdir(".") if re.match(r"\d\d_", d) and os.path.isdir(d)}
+    for nn, (rows, metrics) in sorted(chapters.items()):
+        if "--fill" not in argv:
+            print(f"== {nn}\n{table(rows, metrics)}\n")
+            continue
+        for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
+            path = os.path.join(folders.get(nn, ""), name)
+            block = CAPTION[lang].format(date=date, nn=nn) + "\n\n" + table(rows, metrics)
+            if os.path.exists(path) and fill(path, block):
+                print(f"profile_table: {path}: {len(rows)} kernels")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
