@@ -43,7 +43,7 @@ GENCODE := $(foreach a,$(ARCH_LIST),-gencode arch=$(subst sm_,compute_,$(a)),cod
 
 # ---- flags -----------------------------------------------------------------------------------
 # OPT sets the optimisation level; CXXFLAGS / NVCCFLAGS / LDFLAGS add to the workbook's own flags.
-GIT_COMMIT := $(shell git -C $(WB_ROOT) rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git -C $(WB_ROOT) diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+GIT_COMMIT ?= $(shell git -C $(WB_ROOT) rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git -C $(WB_ROOT) diff --quiet HEAD -- 2>/dev/null || echo -dirty)
 OPT ?= -O3
 WB_CXXFLAGS = -std=c++17 $(OPT) -Wall -Wextra -I$(WB_COMMON) -I$(CUDA_PATH)/include $(CXXFLAGS)
 WB_NVCCFLAGS = -std=c++17 $(OPT) -lineinfo $(GENCODE) -Xcompiler -Wall,-Wextra -I$(WB_COMMON) $(NVCCFLAGS)

@@ -6,8 +6,10 @@
 # every step (or into PACK_TO), with results/h200/, so whatever finished is kept even if the call
 # is cut short. Steps: build test sanitize tune tune06 precision06 probe bench profile
 # (default: build test sanitize tune bench profile).
+# A copy of the tree without .git records its commit only when told: GIT_COMMIT=abc123 bash tools/gpu_check.sh
 set -u
 cd "$(dirname "$0")/.."
+[ -n "${GIT_COMMIT:-}" ] && export GIT_COMMIT
 log=${LOG_DIR:-gpu-check}
 budget=${GPU_CHECK_BUDGET:-560}
 mkdir -p "$log"
