@@ -35,17 +35,10 @@ inline std::vector<wb::Shape> default_shapes() {
     return {{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}};
 }
 
-inline std::vector<std::string> split_names(const std::string& list) {
-    std::vector<std::string> out;
-    std::string item;
-    std::istringstream in(list);
-    while (std::getline(in, item, ',')) out.push_back(item);
-    return out;
-}
 
 // True when --variant lists `name` itself ("all" does not count).
 inline bool named(const wb::Options& opt, const std::string& name) {
-    for (const std::string& n : split_names(opt.variant))
+    for (const std::string& n : wb::split_list(opt.variant))
         if (n == name) return true;
     return false;
 }
@@ -60,7 +53,7 @@ inline bool parse_cpu_options(int argc, const char* const* argv, const std::vect
     if (!wb::parse_options(argc, argv, opt, error)) return false;
     if (opt.shapes.empty()) opt.shapes = default_shapes();
     if (opt.variant == "all") return true;
-    for (const std::string& name : split_names(opt.variant)) {
+    for (const std::string& name : wb::split_list(opt.variant)) {
         bool known = false;
         std::string names;
         for (const CpuVariant& v : variants) {
@@ -78,9 +71,7 @@ inline bool parse_cpu_options(int argc, const char* const* argv, const std::vect
 // ---- facts about the machine --------------------------------------------------------------------
 
 // Same rule as the GPU harness: the full reference while it is cheap, a sample above that.
-inline bool full_reference(wb::Shape s) {
-    return double(s.m) * s.n * s.k <= wb::kFullReferenceMaxMacs && double(s.m) * s.n <= double(1 << 25);
-}
+inline bool full_reference(wb::Shape s) { return wb::use_full_reference(s); }
 
 // The "model name" line of /proc/cpuinfo (e.g. "AMD EPYC 9454P 48-Core Processor"); goes into
 // the CSV's gpu column. Virtual machines often show a shortened name.
@@ -215,8 +206,7 @@ public:
             if (!lib_ok.pass)
                 throw std::runtime_error("OpenBLAS disagrees with the CPU reference: " + lib_ok.describe());
         }
-        wb::CheckResult all = wb::check_against(got.data(), library_result_.data(), view(), tol);
-        all.what = "all " + std::to_string(s_.m) + "x" + std::to_string(s_.n) + " entries against OpenBLAS";
+        wb::CheckResult all = wb::check_against(got.data(), library_result_.data(), view(), tol, "OpenBLAS");
         return wb::combine(r, all);
     }
 

@@ -194,9 +194,7 @@ size_t GemmProblem::device_bytes(Shape s, float beta, bool fp16) {
     return bytes + (64u << 20);  // cuBLAS workspace and context slack
 }
 
-bool GemmProblem::full_reference(Shape s) {
-    return double(s.m) * s.n * s.k <= kFullReferenceMaxMacs && double(s.m) * s.n <= double(1 << 25);
-}
+bool GemmProblem::full_reference(Shape s) { return use_full_reference(s); }
 
 CheckResult GemmProblem::verify(SgemmFn run, Precision p, cudaStream_t stream) {
     Impl& d = *impl_;
@@ -243,17 +241,9 @@ RunInfo run_info(const std::string& chapter, const DeviceFacts& dev) {
 
 namespace {
 
-std::vector<std::string> split_names(const std::string& list) {
-    std::vector<std::string> out;
-    std::string item;
-    std::istringstream in(list);
-    while (std::getline(in, item, ',')) out.push_back(item);
-    return out;
-}
-
 bool selected(const Options& opt, const char* name) {
     if (opt.variant == "all") return true;
-    for (const std::string& n : split_names(opt.variant))
+    for (const std::string& n : split_list(opt.variant))
         if (n == name) return true;
     return false;
 }
@@ -282,7 +272,7 @@ Options parse_or_exit(const Chapter& ch, int argc, char** argv) {
     }
     if (opt.shapes.empty()) opt.shapes = ch.default_shapes;
     if (opt.variant != "all") {
-        for (const std::string& name : split_names(opt.variant)) {
+        for (const std::string& name : split_list(opt.variant)) {
             bool known = false;
             for (const SgemmVariant& v : ch.sgemm) known = known || name == v.name;
             for (const HgemmVariant& v : ch.hgemm) known = known || name == v.name;

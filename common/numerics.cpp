@@ -247,7 +247,7 @@ CheckResult check_sample(const float* C, int N, const std::vector<RefEntry>& sam
 }
 
 CheckResult check_against(const float* C, const float* other, const GemmView& g,
-                          const Tolerance& tol) {
+                          const Tolerance& tol, const std::string& library) {
     const int M = g.s.m, N = g.s.n, K = g.s.k;
     std::vector<double> row_norm(M, 0.0), col_norm(N, 0.0);
     for (int i = 0; i < M; ++i) {
@@ -273,8 +273,7 @@ CheckResult check_against(const float* C, const float* other, const GemmView& g,
             }
             acc.add(i, j, C[at], want, factor * scale + 2.0 * tol.tiny);
         }
-    return acc.finish("all " + std::to_string(M) + "x" + std::to_string(N) +
-                      " entries against cuBLAS");
+    return acc.finish("all " + std::to_string(M) + "x" + std::to_string(N) + " entries against " + library);
 }
 
 CheckResult combine(const CheckResult& a, const CheckResult& b) {

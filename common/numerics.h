@@ -70,6 +70,11 @@ std::vector<RefEntry> reference_sample(const GemmView& g, size_t count, uint64_t
 // Above this many multiply-adds the harness checks a sample on the CPU plus every entry against
 // cuBLAS, instead of computing the whole reference on the CPU.
 constexpr double kFullReferenceMaxMacs = 2.2e9;
+// True when the whole reference of `s` is computed on the CPU: cheap enough in time (multiply-adds)
+// and in memory (two doubles per entry of C).
+inline bool use_full_reference(Shape s) {
+    return double(s.m) * s.n * s.k <= kFullReferenceMaxMacs && double(s.m) * s.n <= double(1 << 25);
+}
 
 // ---- checking ----------------------------------------------------------------------------------
 
@@ -103,7 +108,7 @@ CheckResult check_sample(const float* C, int N, const std::vector<RefEntry>& sam
 // Both results carry their own rounding error, so the bound is doubled, and |A||B| is bounded by
 // Cauchy-Schwarz, (|A||B|)_ij <= ||A_i,:||_2 ||B_:,j||_2, which costs O(MK + KN) instead of O(MNK).
 CheckResult check_against(const float* C, const float* other, const GemmView& g,
-                          const Tolerance& tol);
+                          const Tolerance& tol, const std::string& library = "cuBLAS");
 
 // Merges two checks of the same result (e.g. sample against the CPU, all against cuBLAS).
 CheckResult combine(const CheckResult& a, const CheckResult& b);

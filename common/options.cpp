@@ -58,6 +58,14 @@ bool shape_fits(const Shape& s, std::string& error) {
 
 }  // namespace
 
+std::vector<std::string> split_list(const std::string& list, char sep) {
+    std::vector<std::string> out;
+    std::string item;
+    std::istringstream in(list);
+    while (std::getline(in, item, sep)) out.push_back(item);
+    return out;
+}
+
 std::string to_string(const Shape& s) {
     return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }

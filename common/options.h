@@ -66,4 +66,7 @@ bool parse_shape(const std::string& text, Shape& shape, std::string& error);
 
 std::string to_string(const Shape& s);  // "1000x1013x777"
 
+// "a,b,c" -> {"a", "b", "c"} (used for --variant lists).
+std::vector<std::string> split_list(const std::string& list, char sep = ',');
+
 }  // namespace wb
