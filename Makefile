@@ -10,7 +10,7 @@ chapter_of = $(filter $(1)_%,$(CHAPTERS))
 SUBMAKE := $(MAKE) --no-print-directory
 
 .DEFAULT_GOAL := all
-.PHONY: all lib help test test-build bench report sanitize check-env clean $(NUMBERS) \
+.PHONY: all lib help test test-build bench report grade sanitize check-env clean $(NUMBERS) \
         $(addprefix run-,$(NUMBERS)) $(addprefix test-,$(NUMBERS)) $(addprefix profile-,$(NUMBERS)) \
         $(addprefix sanitize-,$(NUMBERS)) $(addprefix build-,$(CHAPTERS))
 
@@ -34,7 +34,7 @@ test-build: lib
 
 # Every test binary runs, even after a failure; the last line adds them all up.
 test: test-build
-	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py
+	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py tools/test_grade.py
 
 $(addprefix test-,$(NUMBERS)): test-%: lib
 	@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*)
@@ -60,6 +60,10 @@ bench: all
 report:
 	@bash tools/report.sh
 
+# No `all` prerequisite on purpose: grade.sh builds each chapter itself, so a broken one does not stop it.
+grade:
+	@bash tools/grade.sh $(if $(MANIFEST),--manifest $(MANIFEST)) $(if $(RUBRIC),--rubric $(RUBRIC))
+
 clean:
 	@$(SUBMAKE) -C common clean
 	@for c in $(CHAPTERS); do $(SUBMAKE) -C $$c clean; done
@@ -75,6 +79,7 @@ help:
 	@echo "  make test-NN        one chapter's tests"
 	@echo "  make bench          every chapter on the standard shapes -> results/bench.csv"
 	@echo "  make report         the homework report (report/) from results/bench.csv; STUDENT_ID=, REPORT_CSV="
+	@echo "  make grade          grade this tree on the GPU -> grade/grade.csv, grade/grade.md; STUDENT_ID=, MANIFEST=, RUBRIC="
 	@echo "  make profile-NN     Nsight Compute with the metrics chapter NN discusses"
 	@echo "  make sanitize       compute-sanitizer memcheck + racecheck over every GPU chapter"
 	@echo "  make check-env      what your GPU and toolkit are, with measured ceilings (00_env_check)"
