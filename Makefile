@@ -10,7 +10,7 @@ chapter_of = $(filter $(1)_%,$(CHAPTERS))
 SUBMAKE := $(MAKE) --no-print-directory
 
 .DEFAULT_GOAL := all
-.PHONY: all lib help test test-build bench report grade sanitize check-env clean $(NUMBERS) \
+.PHONY: all lib help test test-build bench report grade student-kit sanitize check-env clean $(NUMBERS) \
         $(addprefix run-,$(NUMBERS)) $(addprefix test-,$(NUMBERS)) $(addprefix profile-,$(NUMBERS)) \
         $(addprefix sanitize-,$(NUMBERS)) $(addprefix build-,$(CHAPTERS))
 
@@ -34,7 +34,7 @@ test-build: lib
 
 # Every test binary runs, even after a failure; the last line adds them all up.
 test: test-build
-	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py tools/test_grade.py
+	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py tools/test_grade.py tools/test_student_kit.py
 
 $(addprefix test-,$(NUMBERS)): test-%: lib
 	@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*)
@@ -60,6 +60,11 @@ bench: all
 report:
 	@bash tools/report.sh
 
+# The student starter kit: the workbook with each solution region replaced by a TODO(student) block.
+student-kit:
+	@test -n "$(KIT_DIR)" || { echo "make student-kit KIT_DIR=/path/outside/the/workbook (new or empty folder)" >&2; exit 2; }
+	@python3 tools/student_kit.py make "$(KIT_DIR)"
+
 # No `all` prerequisite on purpose: grade.sh builds each chapter itself, so a broken one does not stop it.
 grade:
 	@bash tools/grade.sh $(if $(MANIFEST),--manifest $(MANIFEST)) $(if $(RUBRIC),--rubric $(RUBRIC))
@@ -79,6 +84,7 @@ help:
 	@echo "  make test-NN        one chapter's tests"
 	@echo "  make bench          every chapter on the standard shapes -> results/bench.csv"
 	@echo "  make report         the homework report (report/) from results/bench.csv; STUDENT_ID=, REPORT_CSV="
+	@echo "  make student-kit KIT_DIR=...  the starter kit: solutions replaced by TODO(student) blocks"
 	@echo "  make grade          grade this tree on the GPU -> grade/grade.csv, grade/grade.md; STUDENT_ID=, MANIFEST=, RUBRIC="
 	@echo "  make profile-NN     Nsight Compute with the metrics chapter NN discusses"
 	@echo "  make sanitize       compute-sanitizer memcheck + racecheck over every GPU chapter"

@@ -20,6 +20,7 @@
 template <int BX, int BY>
 __global__ void sgemm_naive_uncoalesced(int M, int N, int K, float alpha, const float* __restrict__ A,
                                         const float* __restrict__ B, float beta, float* __restrict__ C) {
+    // BEGIN SOLUTION: row from x, col from y; skip outside C; K-term dot product; wb::store_c
     const int row = blockIdx.x * BX + threadIdx.x;
     const int col = blockIdx.y * BY + threadIdx.y;
     // The grid rounds up to whole blocks, so the last blocks hang over the matrix edge.
@@ -27,6 +28,7 @@ __global__ void sgemm_naive_uncoalesced(int M, int N, int K, float alpha, const 
     float acc = 0.0f;
     for (int k = 0; k < K; ++k) acc += A[row * K + k] * B[k * N + col];
     wb::store_c(&C[row * N + col], acc, alpha, beta);
+    // END SOLUTION
 }
 
 // Consecutive threads take consecutive COLUMNS of C: they walk ALONG a row.
@@ -36,12 +38,14 @@ __global__ void sgemm_naive_uncoalesced(int M, int N, int K, float alpha, const 
 template <int BX, int BY>
 __global__ void sgemm_naive_coalesced(int M, int N, int K, float alpha, const float* __restrict__ A,
                                       const float* __restrict__ B, float beta, float* __restrict__ C) {
+    // BEGIN SOLUTION: col from x, row from y (a warp walks along a row); dot product; wb::store_c
     const int col = blockIdx.x * BX + threadIdx.x;
     const int row = blockIdx.y * BY + threadIdx.y;
     if (row >= M || col >= N) return;
     float acc = 0.0f;
     for (int k = 0; k < K; ++k) acc += A[row * K + k] * B[k * N + col];
     wb::store_c(&C[row * N + col], acc, alpha, beta);
+    // END SOLUTION
 }
 
 // Host launchers: derive the grid from the block shape. Integer division would round DOWN and

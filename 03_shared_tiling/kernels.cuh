@@ -68,6 +68,7 @@ __global__ void __launch_bounds__(TileConfig<TILE>::kThreads)
     sgemm_smem_tiled(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
     static_assert(2 * TILE * TILE * sizeof(float) <= kMaxStaticSmemBytes,
                   "the A and B tiles must fit into 48 KiB of static shared memory");
+    // BEGIN SOLUTION: As/Bs[TILE][TILE]; per K tile: load_or_zero, sync, TILE FMAs, sync; store_c
     // The current pair of tiles, for the k-step starting at k0 (i: row of the tile, j: column):
     // As[i][k] = A[blockIdx.y * TILE + i][k0 + k],  Bs[k][j] = B[k0 + k][blockIdx.x * TILE + j].
     __shared__ float As[TILE][TILE];
@@ -113,6 +114,7 @@ __global__ void __launch_bounds__(TileConfig<TILE>::kThreads)
 
     // Only here do the threads outside C drop out: no barrier follows.
     if (row < M && col < N) wb::store_c(&C[row * N + col], acc, alpha, beta);
+    // END SOLUTION
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -135,6 +137,7 @@ __global__ void __launch_bounds__(TileConfig<TILE>::kThreads)
     static_assert(PAD >= 0, "PAD is a count of extra floats per row");
     static_assert((TILE * TILE + TILE * (TILE + PAD)) * sizeof(float) <= kMaxStaticSmemBytes,
                   "the A and B tiles must fit into 48 KiB of static shared memory");
+    // BEGIN SOLUTION: as sgemm_smem_tiled, but store B transposed: Bt[tx][ty], read Bt[tx][k]
     __shared__ float As[TILE][TILE];        // As[i][k] = A[blockIdx.y * TILE + i][k0 + k]
     __shared__ float Bt[TILE][TILE + PAD];  // Bt[j][k] = B[k0 + k][blockIdx.x * TILE + j]: transposed
 
@@ -159,6 +162,7 @@ __global__ void __launch_bounds__(TileConfig<TILE>::kThreads)
     }
 
     if (row < M && col < N) wb::store_c(&C[row * N + col], acc, alpha, beta);
+    // END SOLUTION
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -183,6 +187,7 @@ __global__ void __launch_bounds__(TileConfig<TILE, ROWS_PER_THREAD>::kThreads)
                               float* C) {
     static_assert(2 * TILE * TILE * sizeof(float) <= kMaxStaticSmemBytes,
                   "the A and B tiles must fit into 48 KiB of static shared memory");
+    // BEGIN SOLUTION: ROWS_PER_THREAD accumulators, rows kThreadsY apart; read Bs[k][tx] once per k
     // Distance, in rows of the tile, between two elements of C of the same thread.
     constexpr int kRowStride = TileConfig<TILE, ROWS_PER_THREAD>::kThreadsY;
     __shared__ float As[TILE][TILE];
@@ -221,6 +226,7 @@ __global__ void __launch_bounds__(TileConfig<TILE, ROWS_PER_THREAD>::kThreads)
         const int row = tile_row0 + ty + r * kRowStride;
         if (row < M && col < N) wb::store_c(&C[row * N + col], acc[r], alpha, beta);
     }
+    // END SOLUTION
 }
 
 // ---------------------------------------------------------------------------------------------

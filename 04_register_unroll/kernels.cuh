@@ -152,6 +152,7 @@ __global__ void sgemm_1d_thread_tile(int M, int N, int K, float alpha, const flo
 template <int BK, int LDA, int BN, int TM, int TN>
 __device__ __forceinline__ void accumulate_tile(const float (&As)[BK][LDA], const float (&Bs)[BK][BN],
                                                 int trow, int tcol, float (&acc)[TM][TN]) {
+    // BEGIN SOLUTION: per k: TM values of As[k][..] and TN of Bs[k][..] into registers; outer product
     float a_frag[TM];
     float b_frag[TN];
 #pragma unroll
@@ -166,6 +167,7 @@ __device__ __forceinline__ void accumulate_tile(const float (&As)[BK][LDA], cons
             for (int j = 0; j < TN; ++j) acc[i][j] += a_frag[i] * b_frag[j];
         }
     }
+    // END SOLUTION
 }
 
 // Each thread computes a TM x TN tile of C. The BN / TN threads of a block row take consecutive
@@ -190,6 +192,7 @@ __global__ void sgemm_2d_thread_tile(int M, int N, int K, float alpha, const flo
     static_assert(BM >= 8,
                   "at least 8 rows of C per block keep grid.y <= 65535 up to M = 500000 (options.h)");
 
+    // BEGIN SOLUTION: As transposed [BK][BM+kATilePad], Bs[BK][BN]; TMxTN acc; load, sync, accumulate
     __shared__ __align__(16) float As[BK][BM + kATilePad];  // the A tile, transposed: As[k][m]
     __shared__ __align__(16) float Bs[BK][BN];
 
@@ -207,6 +210,7 @@ __global__ void sgemm_2d_thread_tile(int M, int N, int K, float alpha, const flo
         __syncthreads();
     }
     store_thread_tile(acc, M, N, row0 + trow, col0 + tcol, alpha, beta, C);
+    // END SOLUTION
 }
 
 // ---- launchers -------------------------------------------------------------------------------

@@ -409,6 +409,7 @@ __device__ __forceinline__ void load_float4(float* dst, const float* src) {
 template <class Cfg>
 __device__ __forceinline__ void multiply_tile(const float* As, const float* Bs, const BlockTile& t,
                                               Accumulators<Cfg>& acc) {
+    // BEGIN SOLUTION: per k: THREAD_M of A, THREAD_N of B via load_float4 (row/col_offset); fmaf
 #pragma unroll
     for (int k = 0; k < Cfg::BK; ++k) {
         float a[Cfg::THREAD_M], b[Cfg::THREAD_N];
@@ -423,6 +424,7 @@ __device__ __forceinline__ void multiply_tile(const float* As, const float* Bs, 
 #pragma unroll
             for (int c = 0; c < Cfg::THREAD_N; ++c) acc[r][c] = fmaf(a[r], b[c], acc[r][c]);
     }
+    // END SOLUTION
 }
 
 template <class Cfg>
@@ -445,6 +447,7 @@ template <class Cfg, bool VEC>
 __device__ __forceinline__ void mainloop_single_buffer(const GemmArgs& g, const BlockTile& t, float* smem,
                                                        Accumulators<Cfg>& acc) {
     static_assert(Cfg::STAGES == 1, "the single-buffer loop uses one stage");
+    // BEGIN SOLUTION: per BK step: tile.load(src, k0), src.advance(), tile.store, sync, multiply, sync
     float* As = a_stage<Cfg>(smem, 0);
     float* Bs = b_stage<Cfg>(smem, 0);
     typename StagedTiles<Cfg, VEC>::Sources src(g, t);
@@ -457,6 +460,7 @@ __device__ __forceinline__ void mainloop_single_buffer(const GemmArgs& g, const 
         multiply_tile<Cfg>(As, Bs, t, acc);
         __syncthreads();
     }
+    // END SOLUTION
 }
 
 // Step 3a: two shared buffers. The global loads of tile i + 1 are issued before the FFMAs of tile

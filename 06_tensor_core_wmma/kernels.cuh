@@ -235,6 +235,7 @@ __device__ __forceinline__ void store_fragment(FragC& acc, const WmmaArgs<T>& g,
 }
 
 __global__ void __launch_bounds__(kNaiveThreads) hgemm_wmma_naive(WmmaArgs<__half> g) {
+    // BEGIN SOLUTION: warp owns a 16x16 C tile; per 16 of K: load A, B fragments, mma_sync; store
     using Op = Fp16Inputs;
     // Per warp: a zero-padded 16x16 copy of the A and B tiles for the steps where a fragment cannot
     // be read from global memory (edges, or the WMMA rules broken), and the staging area of C.
@@ -276,6 +277,7 @@ __global__ void __launch_bounds__(kNaiveThreads) hgemm_wmma_naive(WmmaArgs<__hal
         __syncwarp();  // every lane has read the staged tiles before the next step overwrites them
     }
     store_fragment(acc, g, row0, col0, c_stage[warp]);
+    // END SOLUTION
 }
 
 // ---- 4. The tile configuration of steps 2 to 6 ---------------------------------------------------
@@ -545,6 +547,7 @@ using Accumulators = typename Cfg::Inputs::FragC[Cfg::FM][Cfg::FN];
 template <class Cfg>
 __device__ __forceinline__ void mma_stage(const typename Cfg::Element* As, const typename Cfg::Element* Bs,
                                           int warp_row, int warp_col, Accumulators<Cfg>& acc) {
+    // BEGIN SOLUTION: per FRAG_K: load FM A and FN B fragments (round_inputs), FM x FN mma_sync
     using Op = typename Cfg::Inputs;
 #pragma unroll
     for (int kk = 0; kk < Cfg::BK; kk += Op::FRAG_K) {
@@ -565,6 +568,7 @@ __device__ __forceinline__ void mma_stage(const typename Cfg::Element* As, const
 #pragma unroll
             for (int j = 0; j < Cfg::FN; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
     }
+    // END SOLUTION
 }
 
 // ---- 7. The two main loops ---------------------------------------------------------------------
@@ -591,6 +595,7 @@ __device__ __forceinline__ void mainloop_load_then_compute(const WmmaArgs<typena
                                                            int warp_row, int warp_col,
                                                            Accumulators<Cfg>& acc) {
     static_assert(Cfg::STAGES == 1, "the load-then-compute loop uses one stage");
+    // BEGIN SOLUTION: per kt: TileRegisters load/store to stage 0, sync, mma_stage, sync
     for (int kt = 0; kt < g.k_tiles; ++kt) {
         TileRegisters<Cfg, VEC> next;
         next.load(g, t, kt * Cfg::BK);
@@ -599,6 +604,7 @@ __device__ __forceinline__ void mainloop_load_then_compute(const WmmaArgs<typena
         mma_stage<Cfg>(a_stage<Cfg>(smem, 0), b_stage<Cfg>(smem, 0), warp_row, warp_col, acc);
         __syncthreads();  // every warp is done with them before the next tiles overwrite them
     }
+    // END SOLUTION
 }
 
 // The ring: before iteration kt, this thread has committed one group per tile 0 .. kt + STAGES - 2

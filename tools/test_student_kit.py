@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""test_student_kit.py - tests of the student starter kit (tools/student_kit.py), no GPU needed.
+
+The markers are balanced everywhere and every GPU chapter (02-06) has solution regions; a kit made
+from this workbook differs from it in exactly those regions, holds no solution text, and gives
+every original file back byte for byte when the regions are restored (also after a student filled
+the TODOs); bad usage exits 2 with one line. The slow test builds chapters of the kit from scratch
+(a fresh common/ library inside the kit) with ARCH=sm_90, which needs nvcc but no GPU, and lists
+the kit's tests; where a GPU is present (nvidia-smi works) the kit's program must report FAIL and
+its tests must fail. KIT_BUILD_CHAPTERS="02 04" (default: all five, about 100 s on 2 cores) picks the chapters built;
+"none" leaves the build out.
+
+Run: tools/test_student_kit.py (stdlib unittest). Like the Catch2 test binaries it ends with
+"[test_student_kit] test cases: P passed, F failed, S skipped" and, when WB_TEST_SUMMARY is set,
+appends "test_student_kit P F S" to that file (tools/run_tests.sh adds them up). Exit status 1 on a
+failure. Inside a student kit (no regions left, TODO(student) blocks instead) every test is skipped.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+TOOLS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TOOLS)
+KIT_TOOL = os.path.join(TOOLS, "student_kit.py")
+sys.path.insert(0, TOOLS)
+import student_kit as sk  # noqa: E402
+
+GPU_CHAPTERS = ["02_naive_kernel", "03_shared_tiling", "04_register_unroll", "05_float4_vectorized",
+                "06_tensor_core_wmma"]
+OWN_FILES = {"tools/student_kit.py", "tools/test_student_kit.py"}  # they name the markers themselves
+BUILD_CHAPTERS = os.environ.get("KIT_BUILD_CHAPTERS", "02 03 04 05 06").split()
+
+
+def run(cmd, cwd=ROOT, env=None, timeout=None):
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def in_a_kit():
+    """True when ROOT is itself a student kit: no regions, but TODO(student) blocks."""
+    try:
+        if sk.scan(ROOT):
+            return False
+    except sk.KitError:
+        return False
+    for c in GPU_CHAPTERS:
+        path = os.path.join(ROOT, c, "kernels.cuh")
+        if os.path.exists(path) and "// TODO(student):" in read_bytes(path).decode("utf-8", "replace"):
+            return True
+    return False
+
+
+IN_A_KIT = in_a_kit()
+
+
+def gpu_present():
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        r = run(["nvidia-smi", "-L"], timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0 and "GPU" in r.stdout
+
+
+def clean_make_env():
+    """The environment without the parent make's job server, so a test under `make test` builds
+    the kit on its own."""
+    env = dict(os.environ)
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "ARCH"):
+        env.pop(k, None)
+    return env
+
+
+@unittest.skipIf(IN_A_KIT, "this is a student kit: its solution regions were taken out")
+class Markers(unittest.TestCase):
+    def test_markers_are_valid_and_every_gpu_chapter_has_regions(self):
+        found = sk.scan(ROOT)  # raises on unbalanced or nested markers, or an empty hint
+        for chapter in GPU_CHAPTERS:
+            self.assertTrue(found.get(f"{chapter}/kernels.cuh"), f"{chapter}/kernels.cuh has no solution region")
+        r = run([sys.executable, KIT_TOOL, "check"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("markers OK", r.stdout)
+
+    def test_hints_are_one_short_line(self):
+        for path, regions in sk.scan(ROOT).items():
+            lines = read_bytes(os.path.join(ROOT, path)).decode("utf-8").splitlines()
+            for begin, end, _, hint in regions:
+                self.assertGreater(end, begin + 1, f"{path}:{begin + 1}: empty region")
+                self.assertLessEqual(len(lines[begin]), 110, f"{path}:{begin + 1}: the marker line is too long")
+                self.assertGreaterEqual(len(hint), 10, f"{path}:{begin + 1}: the hint says too little")
+
+    def test_check_rejects_bad_markers(self):
+        cases = {
+            "unclosed": "void f() {\n    // BEGIN SOLUTION: do it\n    int x = 1;\n}\n",
+            "unopened": "void f() {\n    int x = 1;\n    // END SOLUTION\n}\n",
+            "nested": "// BEGIN SOLUTION: a\n// BEGIN SOLUTION: b\n// END SOLUTION\n// END SOLUTION\n",
+            "empty hint": "// BEGIN SOLUTION:   \nint x;\n// END SOLUTION\n",
+            "malformed": "// BEGIN SOLUTION do it\nint x;\n// END SOLUTION\n",
+            "unbalanced braces": "void f() {\n    // BEGIN SOLUTION: loop\n    for (;;) {\n    // END SOLUTION\n    }\n}\n",
+        }
+        for name, text in cases.items():
+            with self.subTest(name), tempfile.TemporaryDirectory(prefix="wb-kit-") as tmp:
+                with open(os.path.join(tmp, "kernels.cuh"), "w") as f:
+                    f.write(text)
+                r = run([sys.executable, KIT_TOOL, "check", tmp])
+                self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+                self.assertIn("kernels.cuh:", r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
+@unittest.skipIf(IN_A_KIT, "this is a student kit: its solution regions were taken out")
+class Kit(unittest.TestCase):
+    """One kit, made once with the real command line, for the content tests."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wb-kit-")
+        cls.kit = os.path.join(cls.tmp, "kit")
+        cls.result = run([sys.executable, KIT_TOOL, "make", cls.kit])
+        cls.files = sk.repo_files(ROOT)
+        cls.found = sk.scan(ROOT)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.assertEqual(self.result.returncode, 0, self.result.stderr + self.result.stdout)
+
+    def kit_files(self, kit=None):
+        kit = kit or self.kit
+        out = []
+        for here, _, names in os.walk(kit):
+            out += [os.path.relpath(os.path.join(here, n), kit) for n in names]
+        return sorted(out)
+
+    def test_kit_holds_the_workbook_files_and_nothing_else(self):
+        self.assertEqual(self.kit_files(), sorted(self.files))
+        for must in ("Makefile", "README.md", "common/gemm_harness.cu", "report_template/report.md",
+                     "02_naive_kernel/README.md", "02_naive_kernel/test_02_naive_kernel.cu", "tools/run_tests.sh"):
+            self.assertIn(must, self.files)
+        # No build output came along, and the executables stay executable.
+        self.assertFalse([p for p in self.files if p.endswith((".o", ".a")) or "/build/" in p])
+        mode = os.stat(os.path.join(self.kit, "tools", "run_tests.sh")).st_mode
+        self.assertEqual(mode & 0o111, os.stat(os.path.join(ROOT, "tools", "run_tests.sh")).st_mode & 0o111)
+
+    def test_kit_differs_from_the_original_exactly_in_the_regions(self):
+        for p in self.files:
+            original = read_bytes(os.path.join(ROOT, p))
+            kit = read_bytes(os.path.join(self.kit, p))
+            if p not in self.found:
+                self.assertEqual(kit, original, p)
+                continue
+            orig_lines = original.decode("utf-8").splitlines(keepends=True)
+            kit_lines = kit.decode("utf-8").splitlines(keepends=True)
+            regions = self.found[p]
+            # Outside the regions, line for line the same; each region is two TODO lines with its hint.
+            kept, pos = [], 0
+            for begin, end, indent, hint in regions:
+                kept += orig_lines[pos:begin]
+                kept += [f"{indent}// TODO(student): {hint}\n", f"{indent}// END TODO(student)\n"]
+                pos = end + 1
+            kept += orig_lines[pos:]
+            self.assertEqual(kit_lines, kept, p)
+            self.assertEqual(len(kit_lines), len(orig_lines) - sum(e - b + 1 for b, e, _, _ in regions)
+                             + 2 * len(regions), p)
+
+    def test_no_solution_text_leaks_into_the_kit(self):
+        # Code lines found only inside the regions (in every source file of the workbook) must be
+        # nowhere in the kit's sources. Lines shared with code outside the regions (a barrier,
+        # a closing brace) are not a leak. The notes (README) are kept as they are, by design.
+        sources = [p for p in self.files if sk.is_source(p)]
+        inside, outside = set(), set()
+        for p in sources:
+            lines = [ln.strip() for ln in read_bytes(os.path.join(ROOT, p)).decode("utf-8").splitlines()]
+            in_region = [False] * len(lines)
+            for begin, end, _, _ in self.found.get(p, []):
+                for i in range(begin, end + 1):
+                    in_region[i] = True
+            for ln, flag in zip(lines, in_region):
+                (inside if flag else outside).add(ln)
+        distinctive = {ln for ln in inside - outside if len(ln) >= 16 and "SOLUTION" not in ln}
+        self.assertGreater(len(distinctive), 50)  # the regions hold real code
+        for here, _, names in os.walk(self.kit):
+            for n in names:
+                path = os.path.join(here, n)
+                rel = os.path.relpath(path, self.kit)
+                if rel in OWN_FILES:
+                    continue
+                text = read_bytes(path).decode("utf-8", "replace")
+                self.assertNotIn("BEGIN SOLUTION", text, rel)
+                self.assertNotIn("END SOLUTION", text, rel)
+                if sk.is_source(rel):
+                    leaked = distinctive & {ln.strip() for ln in text.splitlines()}
+                    self.assertFalse(leaked, f"{rel}: {sorted(leaked)[:3]}")
+
+    def test_restore_gives_the_original_files_byte_for_byte(self):
+        copy = os.path.join(self.tmp, "restored")
+        shutil.copytree(self.kit, copy)
+        r = run([sys.executable, KIT_TOOL, "restore", copy, "--from", ROOT])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.kit_files(copy), sorted(self.files))
+        for p in self.files:
+            self.assertEqual(read_bytes(os.path.join(copy, p)), read_bytes(os.path.join(ROOT, p)), p)
+
+    def test_restore_replaces_what_a_student_wrote(self):
+        copy = os.path.join(self.tmp, "filled")
+        shutil.copytree(self.kit, copy)
+        path = os.path.join(copy, "02_naive_kernel", "kernels.cuh")
+        text = read_bytes(path).decode("utf-8")
+        filled = re.sub(r"(// TODO\(student\):[^\n]*\n)", r"\1    int my_attempt = 42;  // student code\n", text)
+        self.assertNotEqual(filled, text)
+        with open(path, "wb") as f:
+            f.write(filled.encode("utf-8"))
+        r = run([sys.executable, KIT_TOOL, "restore", copy, "--from", ROOT])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(read_bytes(path), read_bytes(os.path.join(ROOT, "02_naive_kernel", "kernels.cuh")))
+
+    def test_restore_refuses_a_kit_that_does_not_match(self):
+        copy = os.path.join(self.tmp, "mismatch")
+        shutil.copytree(self.kit, copy)
+        path = os.path.join(copy, "03_shared_tiling", "kernels.cuh")
+        before = read_bytes(path)
+        with open(path, "wb") as f:
+            f.write(before.replace(b"// TODO(student): ", b"// TODO(student): changed ", 1))
+        untouched = read_bytes(os.path.join(copy, "02_naive_kernel", "kernels.cuh"))
+        r = run([sys.executable, KIT_TOOL, "restore", copy, "--from", ROOT])
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("03_shared_tiling/kernels.cuh", r.stderr)
+        self.assertIn("hint", r.stderr)
+        # Checked before anything is written: no file of the kit changed.
+        self.assertEqual(read_bytes(os.path.join(copy, "02_naive_kernel", "kernels.cuh")), untouched)
+
+    def test_making_a_kit_from_a_kit_is_refused(self):
+        r = run([sys.executable, os.path.join(self.kit, "tools", "student_kit.py"), "make",
+                 os.path.join(self.tmp, "kit-of-kit")])
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("no solution regions", r.stderr)
+
+
+@unittest.skipIf(IN_A_KIT, "this is a student kit: its solution regions were taken out")
+class Usage(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wb-kit-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def assert_usage_error(self, args, *words):
+        r = run([sys.executable, KIT_TOOL] + args)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        for w in words:
+            self.assertIn(w, r.stderr)
+        return r
+
+    def test_bad_usage_exits_2_with_one_line(self):
+        busy = os.path.join(self.tmp, "busy")
+        os.makedirs(busy)
+        with open(os.path.join(busy, "homework.txt"), "w") as f:
+            f.write("mine\n")
+        self.assert_usage_error([], "usage")
+        self.assert_usage_error(["frobnicate", self.tmp], "unknown command")
+        self.assert_usage_error(["make"], "KIT_DIR")
+        self.assert_usage_error(["make", busy], "not an empty folder")
+        self.assert_usage_error(["make", ROOT], "inside the workbook")
+        self.assert_usage_error(["make", os.path.join(ROOT, "kit")], "inside the workbook")
+        self.assert_usage_error(["restore", busy], "--from")
+        self.assert_usage_error(["restore", os.path.join(self.tmp, "nope"), "--from", ROOT], "not a folder")
+        self.assertEqual(os.listdir(busy), ["homework.txt"])
+        self.assertFalse(os.path.exists(os.path.join(ROOT, "kit")))
+
+    def test_an_empty_folder_is_accepted(self):
+        empty = os.path.join(self.tmp, "empty")
+        os.makedirs(empty)
+        r = run([sys.executable, KIT_TOOL, "make", empty])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(os.path.join(empty, "Makefile")))
+
+
+@unittest.skipIf(IN_A_KIT, "this is a student kit: its solution regions were taken out")
+class KitBuilds(unittest.TestCase):
+    """The slow one: chapters of a fresh kit build without a GPU (ARCH=sm_90)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wb-kit-build-")
+        cls.kit = os.path.join(cls.tmp, "kit")
+        cls.made = run([sys.executable, KIT_TOOL, "make", cls.kit])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_kit_chapters_build_and_fail_until_filled(self):
+        if BUILD_CHAPTERS == ["none"]:
+            self.skipTest("KIT_BUILD_CHAPTERS=none")
+        nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        if not os.path.exists(nvcc) and shutil.which(nvcc) is None:
+            self.skipTest("nvcc is not installed: the kit's build needs the CUDA toolkit")
+        if not any(os.path.exists(os.path.join(d, "catch2")) for d in ("/usr/include", "/usr/local/include")) \
+                and not os.environ.get("CATCH2_INC"):
+            self.skipTest("Catch2 is not installed: the kit's test binaries need it")
+        self.assertEqual(self.made.returncode, 0, self.made.stderr)
+        env = clean_make_env()
+        gpu = gpu_present()
+        for nn in BUILD_CHAPTERS:
+            chapter = next(c for c in GPU_CHAPTERS if c.startswith(nn + "_"))
+            with self.subTest(chapter):
+                folder = os.path.join(self.kit, chapter)
+                t0 = time.time()
+                r = run(["make", "-j2", "-C", folder, "ARCH=sm_90", chapter, "test_" + chapter], env=env,
+                        timeout=900)
+                log = r.stdout + r.stderr
+                self.assertEqual(r.returncode, 0, log[-4000:])
+                print(f"\n  kit {chapter}: built in {time.time() - t0:.0f} s", file=sys.stderr)
+                self.assertNotIn("warning", log.lower(), log[-4000:])
+                self.assertTrue(os.path.exists(os.path.join(self.kit, "common", "build", "libwb.a")))
+                r = run(["./test_" + chapter, "--list-tests"], cwd=folder, env=env, timeout=120)
+                m = re.search(r"^(\d+) (?:matching )?test cases?$", r.stdout, re.M)
+                self.assertIsNotNone(m, r.stdout + r.stderr)
+                listed = int(m.group(1))
+                self.assertGreater(listed, 3, r.stdout)
+                # Catch2 v3 exits 0 after listing; Catch2 v2 exits with the number of tests listed.
+                self.assertIn(r.returncode, (0, listed % 256), r.stdout + r.stderr)
+                if not gpu:
+                    continue  # no GPU: the kit compiles and its tests list; FAIL is checked on a GPU
+                r = run(["./" + chapter, "--size", "67x45x33", "--warmup", "1", "--reps", "1"], cwd=folder,
+                        env=env, timeout=300)
+                self.assertEqual(r.returncode, 1, r.stdout[-3000:] + r.stderr)  # 1: a verification failed
+                self.assertIn("FAIL", r.stdout + r.stderr)
+                summary = os.path.join(self.tmp, f"summary-{chapter}.txt")
+                r = run(["./test_" + chapter], cwd=folder, env=dict(env, WB_TEST_SUMMARY=summary), timeout=600)
+                self.assertNotEqual(r.returncode, 0, r.stdout[-3000:])
+                with open(summary) as f:
+                    _, passed, failed, skipped = f.read().split()
+                self.assertGreater(int(failed), 0, (passed, failed, skipped))
+
+
+def main():
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    skipped = len(result.skipped)
+    passed = result.testsRun - failed - skipped - len(result.expectedFailures)
+    print(f"[test_student_kit] test cases: {passed} passed, {failed} failed, {skipped} skipped")
+    summary = os.environ.get("WB_TEST_SUMMARY")
+    if summary:
+        with open(summary, "a") as f:
+            f.write(f"test_student_kit {passed} {failed} {skipped}\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
