@@ -48,6 +48,8 @@ LOOSE_RE = re.compile(r"(BEGIN|END)[ _]SOLUTION")
 # Used when git is not available: what the build and the tools write (see .gitignore).
 SKIP_DIRS = {".git", "build", "report", "grade", "gpu-check", "__pycache__"}
 SKIP_EXTS = (".o", ".a", ".ncu-rep", ".pyc")
+# For the instructor only: they explain the markers and how to put the solutions back.
+INSTRUCTOR_ONLY = {"docs/INSTRUCTORS.md", "docs/INSTRUCTORS.zh-CN.md"}
 
 
 class KitError(Exception):
@@ -247,6 +249,8 @@ def cmd_make(kit, repo=ROOT):
     os.makedirs(kit, exist_ok=True)
     total = 0
     for p in repo_files(repo):
+        if p in INSTRUCTOR_ONLY:
+            continue
         src, dst = os.path.join(repo, p), os.path.join(kit, p)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         if p in found:
