@@ -348,17 +348,9 @@ class KitBuilds(unittest.TestCase):
 
 
 def main():
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    result = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    skipped = len(result.skipped)
-    passed = result.testsRun - failed - skipped - len(result.expectedFailures)
-    print(f"[test_student_kit] test cases: {passed} passed, {failed} failed, {skipped} skipped")
-    summary = os.environ.get("WB_TEST_SUMMARY")
-    if summary:
-        with open(summary, "a") as f:
-            f.write(f"test_student_kit {passed} {failed} {skipped}\n")
-    return 1 if failed else 0
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import wb_unittest
+    return wb_unittest.run_module(__name__, "test_student_kit")
 
 
 if __name__ == "__main__":
