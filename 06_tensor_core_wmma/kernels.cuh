@@ -19,7 +19,9 @@
 //   step 6  wmma_128x256_swizzle  64x64 per warp (4x4 fragments), a 128x256 block tile, blocks
 //                                 walked in bands of 8 tile rows so that A and B stay in L2.
 //           wmma_best             the configuration kHgemmDefaults picks for this GPU and shape.
-//   TF32    tf32_wmma, tf32_best  the same kernel on FP32 inputs rounded to TF32 (sm_80+).
+//   TF32    tf32_wmma, tf32_best  the same kernel on FP32 inputs rounded to TF32 (sm_80+); its
+//                                 fragments are loaded with the address space spelled out (section
+//                                 1), and on Hopper tf32_best takes BK = 32 floats (105 KB of smem).
 //
 // Steps 2 to 6 and TF32 are ONE kernel template, wmma_gemm_tiled<Cfg, LOOP, EPI, VEC>: the tile
 // configuration (section 4, which also names the input type of section 1), the main loop
@@ -77,11 +79,18 @@ struct Fp16Inputs {
     static constexpr int CHUNK = 16 / int(sizeof(Element));
     static constexpr int kMinCc = 70;  // WMMA with FP16 inputs: Volta and later
     static constexpr bool kCompiled = true;
+    static constexpr bool kRoundInShared = false;
     using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major>;
     using FragB = wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major>;
     using FragC = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
     template <class Frag>
     __device__ static void round_inputs(Frag&) {}  // the inputs are FP16 already
+    // A fragment of A or B from shared memory (the tiled kernels): load_matrix_sync becomes
+    // ldmatrix (LDSM), one instruction per fragment.
+    template <class Frag>
+    __device__ static void load_shared(Frag& f, const Element* p, unsigned ldm) {
+        wmma::load_matrix_sync(f, p, ldm);
+    }
 };
 
 struct Tf32Inputs {
@@ -89,6 +98,7 @@ struct Tf32Inputs {
     static constexpr int FRAG_K = 8;
     static constexpr int CHUNK = 16 / int(sizeof(Element));
     static constexpr int kMinCc = 80;  // TF32 tensor cores: Ampere and later
+    static constexpr bool kRoundInShared = false;
 #if WB06_TF32_WMMA
     static constexpr bool kCompiled = true;
     using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
@@ -101,9 +111,42 @@ struct Tf32Inputs {
 #pragma unroll
         for (int e = 0; e < f.num_elements; ++e) f.x[e] = wmma::__float_to_tf32(f.x[e]);
     }
+    // A fragment of A or B from shared memory. wmma::load_matrix_sync on a TF32 fragment takes a
+    // generic pointer, and nvcc 13.0 keeps the load generic even when the pointer points into shared
+    // memory: each fragment became 4 generic loads (LD.E) with 64-bit address arithmetic, where
+    // FP16 gets one ldmatrix (README, "TF32: the address space"). The PTX instruction behind
+    // load_matrix_sync, wmma.load, takes a state space: naming .shared, with a 32-bit shared
+    // address, gives 4 shared loads (LDS). Same instruction, same opaque fragment.
+    template <class Frag>
+    __device__ static void load_shared(Frag& f, const float* p, unsigned ldm) {
+        static_assert(std::is_same<Frag, FragA>::value || std::is_same<Frag, FragB>::value, "A or B");
+        const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(p));
+        unsigned r[4];
+        if constexpr (std::is_same<Frag, FragA>::value)
+            asm volatile("wmma.load.a.sync.aligned.row.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;\n"
+                         : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                         : "r"(addr), "r"(ldm)
+                         : "memory");
+        else
+            asm volatile("wmma.load.b.sync.aligned.row.m16n16k8.shared.tf32 {%0, %1, %2, %3}, [%4], %5;\n"
+                         : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                         : "r"(addr), "r"(ldm)
+                         : "memory");
+#pragma unroll
+        for (int e = 0; e < 4; ++e) f.x[e] = __uint_as_float(r[e]);
+    }
+    static_assert(FragA::num_elements == 4 && FragB::num_elements == 4, "a TF32 m16n16k8 fragment is 4 floats");
 #else
     static constexpr bool kCompiled = false;  // sm_75 pass: no TF32 tensor cores
 #endif
+};
+
+// TF32 rounded once per element of a shared tile instead of once per fragment load: each thread
+// rounds the chunks it copied, after they landed and before the barrier that publishes them.
+struct Tf32RoundedInShared : Tf32Inputs {
+    static constexpr bool kRoundInShared = true;
+    template <class Frag>
+    __device__ static void round_inputs(Frag&) {}  // done in shared memory
 };
 
 // ---- 2. The WMMA rules, and what the launchers decide from them --------------------------------
@@ -325,6 +368,7 @@ struct ChunkGrid {
 // (sm_86, sm_89 and sm_120 stop at 99 KB; sm_80 and sm_90 give more). sm_75 grants 64 KB.
 constexpr int kSmemLimitSm80 = 99 * 1024;
 constexpr int kSmemLimitSm75 = 64 * 1024;
+constexpr int kSmemLimitSm90 = 227 * 1024;  // Hopper: configurations above 99 KB run on sm_90 only
 
 template <class Op, int BM_, int BN_, int BK_, int WM_, int WN_, int STAGES_, int SKEW_A_, int SKEW_B_>
 struct Tiling {
@@ -370,9 +414,9 @@ struct Tiling {
     static_assert(STAGES >= 1, "at least one tile in shared memory");
     static_assert(STAGE_BYTES <= PIPE_BYTES || STAGES == 1,
                   "the epilogue reuses the pipeline's shared memory; it should fit inside it");
-    static_assert(SMEM_BYTES <= kSmemLimitSm80,
-                  "more shared memory than sm_86/sm_89 grant one block (99 KB): fewer stages or a "
-                  "smaller tile");
+    static_assert(SMEM_BYTES <= kSmemLimitSm90,
+                  "more shared memory than any GPU grants one block (227 KB on sm_90): fewer stages "
+                  "or a smaller tile");
 };
 
 // ---- 5. Moving tiles: global -> shared, guarded -----------------------------------------------
@@ -493,6 +537,38 @@ struct TileRegisters {
     }
 };
 
+// TF32 rounded in shared memory (Tf32RoundedInShared): this thread's own chunks of a stage, after
+// they have landed (cp.async.wait_group, or the thread's own stores) and before the barrier after
+// which other warps read them. A thread sees its own completed copies without a barrier.
+__device__ __forceinline__ float4 round_chunk_tf32(float4 v) {
+#if WB06_TF32_WMMA
+    v.x = wmma::__float_to_tf32(v.x);
+    v.y = wmma::__float_to_tf32(v.y);
+    v.z = wmma::__float_to_tf32(v.z);
+    v.w = wmma::__float_to_tf32(v.w);
+#endif
+    return v;
+}
+
+template <class Cfg>
+__device__ __forceinline__ void round_own_chunks(typename Cfg::Element* As, typename Cfg::Element* Bs) {
+    if constexpr (Cfg::Inputs::kRoundInShared) {
+        using AC = typename Cfg::AChunks;
+        using BC = typename Cfg::BChunks;
+        const int tid = threadIdx.x;
+#pragma unroll
+        for (int i = 0; i < AC::PER_THREAD; ++i) {
+            float4* p = reinterpret_cast<float4*>(&As[AC::row(tid, i) * Cfg::A_LD + AC::col(tid)]);
+            *p = round_chunk_tf32(*p);
+        }
+#pragma unroll
+        for (int i = 0; i < BC::PER_THREAD; ++i) {
+            float4* p = reinterpret_cast<float4*>(&Bs[BC::row(tid, i) * Cfg::B_LD + BC::col(tid)]);
+            *p = round_chunk_tf32(*p);
+        }
+    }
+}
+
 // Steps 4 to 6: the thread's chunks of the tiles starting at k0, by cp.async.
 template <class Cfg, bool VEC>
 __device__ __forceinline__ void copy_tiles_async(const WmmaArgs<typename Cfg::Element>& g,
@@ -539,6 +615,7 @@ __device__ __forceinline__ BlockCoord block_coord(const WmmaArgs<T>& g) {
 template <class Cfg>
 using Accumulators = typename Cfg::Inputs::FragC[Cfg::FM][Cfg::FN];
 
+
 // The heart of every tiled step. Per k-step of FRAG_K a warp loads its FM fragments of A and FN
 // fragments of B ONCE and issues FM x FN mma_sync with them. Loads per mma_sync:
 // (FM + FN) / (FM * FN), 0.5 for 4x4 fragments instead of 2 in step 1. Fully unrolled: all
@@ -555,12 +632,12 @@ __device__ __forceinline__ void mma_stage(const typename Cfg::Element* As, const
         typename Op::FragB b[Cfg::FN];
 #pragma unroll
         for (int i = 0; i < Cfg::FM; ++i) {
-            wmma::load_matrix_sync(a[i], As + (warp_row + 16 * i) * Cfg::A_LD + kk, Cfg::A_LD);
+            Op::load_shared(a[i], As + (warp_row + 16 * i) * Cfg::A_LD + kk, Cfg::A_LD);
             Op::round_inputs(a[i]);
         }
 #pragma unroll
         for (int j = 0; j < Cfg::FN; ++j) {
-            wmma::load_matrix_sync(b[j], Bs + kk * Cfg::B_LD + warp_col + 16 * j, Cfg::B_LD);
+            Op::load_shared(b[j], Bs + kk * Cfg::B_LD + warp_col + 16 * j, Cfg::B_LD);
             Op::round_inputs(b[j]);
         }
 #pragma unroll
@@ -600,6 +677,7 @@ __device__ __forceinline__ void mainloop_load_then_compute(const WmmaArgs<typena
         TileRegisters<Cfg, VEC> next;
         next.load(g, t, kt * Cfg::BK);
         next.store(a_stage<Cfg>(smem, 0), b_stage<Cfg>(smem, 0));
+        round_own_chunks<Cfg>(a_stage<Cfg>(smem, 0), b_stage<Cfg>(smem, 0));
         __syncthreads();  // the tiles are complete before any warp loads a fragment from them
         mma_stage<Cfg>(a_stage<Cfg>(smem, 0), b_stage<Cfg>(smem, 0), warp_row, warp_col, acc);
         __syncthreads();  // every warp is done with them before the next tiles overwrite them
@@ -625,6 +703,7 @@ __device__ __forceinline__ void mainloop_cp_async_ring(const WmmaArgs<typename C
     }
     for (int kt = 0; kt < g.k_tiles; ++kt) {
         wb::cp_async_wait<Cfg::STAGES - 2>();
+        round_own_chunks<Cfg>(a_stage<Cfg>(smem, kt % Cfg::STAGES), b_stage<Cfg>(smem, kt % Cfg::STAGES));
         __syncthreads();
         const int ahead = kt + Cfg::STAGES - 1;
         if (ahead < g.k_tiles) {
@@ -842,7 +921,9 @@ void launch_wmma_tiled(int M, int N, int K, float alpha, const typename Cfg::Ele
 // shared memory exceeds sm_75's 64 KB per block (every sm_80+ GPU grants 99 KB, section 4).
 template <class Cfg>
 constexpr int min_cc_of() {
-    return Cfg::SMEM_BYTES > kSmemLimitSm75 && Cfg::Inputs::kMinCc < 80 ? 80 : Cfg::Inputs::kMinCc;
+    return Cfg::SMEM_BYTES > kSmemLimitSm80   ? 90
+           : Cfg::SMEM_BYTES > kSmemLimitSm75 ? std::max(80, Cfg::Inputs::kMinCc)
+                                              : Cfg::Inputs::kMinCc;
 }
 
 // The resources the harness prints (the 16-byte instantiation).
@@ -870,6 +951,11 @@ using T128S4 = Tiling<Tf32Inputs, 128, 128, 16, 64, 32, 4, 4, 8>;
 using T128W64S3 = Tiling<Tf32Inputs, 128, 128, 16, 64, 64, 3, 4, 8>;
 using T128x256S3 = Tiling<Tf32Inputs, 128, 256, 16, 64, 64, 3, 4, 8>;
 using T256x128S3 = Tiling<Tf32Inputs, 256, 128, 16, 64, 64, 3, 4, 8>;
+// TF32 on sm_90 only (more than the 99 KB that sm_86/sm_89 grant): BK = 32 floats, 105 KB, two
+// blocks of 4 warps per SM. _rs: the same, rounded in shared memory instead of in the fragments.
+using T128W64K32S3 = Tiling<Tf32Inputs, 128, 128, 32, 64, 64, 3, 4, 8>;
+using T128W64K32S3Rs = Tiling<Tf32RoundedInShared, 128, 128, 32, 64, 64, 3, 4, 8>;
+using T128x256K32S3 = Tiling<Tf32Inputs, 128, 256, 32, 64, 64, 3, 4, 8>;
 
 constexpr int kBand = 8;  // tile rows per band of the block order (section 6)
 
@@ -917,6 +1003,12 @@ inline const wb::SgemmVariant kTf32Configs[] = {
      wb::Precision::tf32, config_info<T128x256S3>(), min_cc_of<T128x256S3>()},
     {"t_256x128_w64x64_s3", config_launcher<T256x128S3>(), "TF32, 8 warps of 4x4 fragments, tall tile",
      wb::Precision::tf32, config_info<T256x128S3>(), min_cc_of<T256x128S3>()},
+{"t_128x128_w64x64_k32_s3", config_launcher<T128W64K32S3>(), "TF32, BK = 32 floats, 4 warps of 4x4 fragments",
+     wb::Precision::tf32, config_info<T128W64K32S3>(), min_cc_of<T128W64K32S3>()},
+    {"t_128x128_w64x64_k32_s3_rs", config_launcher<T128W64K32S3Rs>(), "the same, rounded in shared memory",
+     wb::Precision::tf32, config_info<T128W64K32S3Rs>(), min_cc_of<T128W64K32S3Rs>()},
+    {"t_128x256_w64x64_k32_s3", config_launcher<T128x256K32S3>(), "TF32, BK = 32 floats, 8 warps of 4x4 fragments",
+     wb::Precision::tf32, config_info<T128x256K32S3>(), min_cc_of<T128x256K32S3>()},
 };
 // clang-format on
 
@@ -936,7 +1028,8 @@ inline const DefaultChoice kHgemmDefaults[] = {
     {0, "h_128x128_w64x32_s3", "h_128x128_w64x32_s3", "h_64x64_w32x32_s3"},   // Turing: 64 KB of smem
 };
 inline const DefaultChoice kTf32Defaults[] = {
-    {0, "t_128x256_w64x64_s3", "t_128x128_w64x32_s3", "t_64x64_w32x32_s3"},  // TF32 is sm_80+ anyway
+    {90, "t_128x128_w64x64_k32_s3", "t_128x128_w64x64_k32_s3", "t_64x64_w32x32_s3"},  // H200 --tune, 2026-11-29
+    {0, "t_128x128_w64x64_s3", "t_128x128_w64x32_s3", "t_64x64_w32x32_s3"},  // Ampere, Ada (not measured)
 };
 
 template <size_t N>

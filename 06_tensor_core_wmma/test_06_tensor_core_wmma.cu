@@ -249,7 +249,8 @@ void check_tiling(const char* name) {
     CHECK(Cfg::WARPS_M * Cfg::FM * 16 == Cfg::BM);  // the warps' fragments tile the block exactly
     CHECK(Cfg::WARPS_N * Cfg::FN * 16 == Cfg::BN);
     CHECK(Cfg::SMEM_BYTES >= Cfg::STAGE_BYTES);  // the epilogue's staging fits
-    CHECK(Cfg::SMEM_BYTES <= kSmemLimitSm80);
+    CHECK(Cfg::SMEM_BYTES <= kSmemLimitSm90);
+    CHECK((Cfg::SMEM_BYTES <= kSmemLimitSm80 || min_cc_of<Cfg>() == 90));  // above 99 KB: Hopper only
 }
 
 // Passes ("wavefronts") one shared-memory access of a warp needs: the largest number of distinct
@@ -487,7 +488,8 @@ TEST_CASE("06: the tables are well formed", "[06]") {
         if (best) return;
         CHECK(info.threads > 0);
         CHECK(info.threads % 32 == 0);
-        CHECK(info.dynamic_smem <= size_t(kSmemLimitSm80));                   // every sm_80+ GPU can run it
+        CHECK(info.dynamic_smem <= size_t(kSmemLimitSm90));
+        if (info.dynamic_smem > size_t(kSmemLimitSm80)) CHECK(min_cc >= 90);  // sm_86/sm_89 grant 99 KB
         if (info.dynamic_smem > size_t(kSmemLimitSm75)) CHECK(min_cc >= 80);  // sm_75 grants 64 KB
         CHECK(min_cc >= 70);                                                  // WMMA needs Volta or later
     };
@@ -513,7 +515,11 @@ TEST_CASE("06: the tables are well formed", "[06]") {
             CHECK(find_config(kHgemmConfigs, name).min_cc <= std::max(d.min_cc, 75));
         }
     for (const DefaultChoice& d : kTf32Defaults)
-        for (const char* name : {d.large, d.medium, d.small}) CHECK_NOTHROW(find_config(kTf32Configs, name));
+        for (const char* name : {d.large, d.medium, d.small}) {
+            INFO(name);
+            REQUIRE_NOTHROW(find_config(kTf32Configs, name));
+            CHECK(find_config(kTf32Configs, name).min_cc <= std::max(d.min_cc, 80));
+        }
     CHECK(kHgemmDefaults[std::size(kHgemmDefaults) - 1].min_cc == 0);
     CHECK(kTf32Defaults[std::size(kTf32Defaults) - 1].min_cc == 0);
     CHECK_THROWS(find_config(kHgemmConfigs, "no_such_configuration"));
@@ -533,6 +539,7 @@ TEST_CASE("06: the default configuration follows the GPU and the shape", "[06]")
     CHECK(min_cc_of<H128S3>() == 70);      // 55.5 KB: fits sm_75
     CHECK(min_cc_of<H128x256S3>() == 80);  // 79.5 KB: does not
     CHECK(min_cc_of<T64S3>() == 80);       // TF32
+    CHECK(min_cc_of<T128W64K32S3>() == 90);  // 105 KB: Hopper (sm_90 grants 227 KB per block)
 }
 
 TEST_CASE("06: FP16 overflows above 65504 and underflows below 2^-24; TF32 does not", "[06]") {
@@ -608,6 +615,9 @@ TEST_CASE("06: every tile configuration's copies and warps cover its tiles exact
     check_tiling<T128W64S3>("T128W64S3");
     check_tiling<T128x256S3>("T128x256S3");
     check_tiling<T256x128S3>("T256x128S3");
+    check_tiling<T128W64K32S3>("T128W64K32S3");
+    check_tiling<T128W64K32S3Rs>("T128W64K32S3Rs");
+    check_tiling<T128x256K32S3>("T128x256K32S3");
 }
 
 TEST_CASE("06: the banded block order visits every tile exactly once", "[06]") {
@@ -650,6 +660,7 @@ TEST_CASE("06: the padding (SKEW) makes the fragment loads conflict-free", "[06]
     CHECK(tf32_a_wavefronts(T128S3::A_LD) == 1);  // 20 floats
     CHECK(tf32_b_wavefronts(T128S3::B_LD) == 1);  // 136 floats
     CHECK(tf32_b_wavefronts(T128x256S3::B_LD) == 1);
+    CHECK(tf32_a_wavefronts(T128W64K32S3::A_LD) == 1);  // BK = 32: 36 floats, 4 (mod 8) again
     CHECK(tf32_b_wavefronts(128 + 4) == 2);  // why B needs 8 floats, not 4
     CHECK(tf32_a_wavefronts(16 + 8) == 2);   // and why A needs 4, not 8
     // The epilogue's staging rows: WN + 8 floats, not WN + 4.
