@@ -114,9 +114,10 @@ struct Tf32Inputs {
     // A fragment of A or B from shared memory. wmma::load_matrix_sync on a TF32 fragment takes a
     // generic pointer, and nvcc 13.0 keeps the load generic even when the pointer points into shared
     // memory: each fragment became 4 generic loads (LD.E) with 64-bit address arithmetic, where
-    // FP16 gets one ldmatrix (README, "TF32: the address space"). The PTX instruction behind
+    // FP16 gets one ldmatrix (README, "The address space"). The PTX instruction behind
     // load_matrix_sync, wmma.load, takes a state space: naming .shared, with a 32-bit shared
-    // address, gives 4 shared loads (LDS). Same instruction, same opaque fragment.
+    // address, gives 4 shared loads (LDS). Same instruction, same opaque fragment. (volatile and
+    // the "memory" clobber keep the compiler from moving a load across the main loop's barriers.)
     template <class Frag>
     __device__ static void load_shared(Frag& f, const float* p, unsigned ldm) {
         static_assert(std::is_same<Frag, FragA>::value || std::is_same<Frag, FragB>::value, "A or B");
@@ -135,14 +136,17 @@ struct Tf32Inputs {
 #pragma unroll
         for (int e = 0; e < 4; ++e) f.x[e] = __uint_as_float(r[e]);
     }
-    static_assert(FragA::num_elements == 4 && FragB::num_elements == 4, "a TF32 m16n16k8 fragment is 4 floats");
+    static_assert(FragA::num_elements == 4 && FragB::num_elements == 4,
+                  "a TF32 m16n16k8 fragment of A or B is 4 floats");
 #else
     static constexpr bool kCompiled = false;  // sm_75 pass: no TF32 tensor cores
 #endif
 };
 
 // TF32 rounded once per element of a shared tile instead of once per fragment load: each thread
-// rounds the chunks it copied, after they landed and before the barrier that publishes them.
+// rounds the chunks it copied, after they landed and before the barrier that publishes them. Fewer
+// roundings, but every tile is read and written once more: slower on the H200 (README, "Where to
+// round"), kept as the measured counterexample (t_128x128_w64x64_k32_s3_rs).
 struct Tf32RoundedInShared : Tf32Inputs {
     static constexpr bool kRoundInShared = true;
     template <class Frag>
@@ -624,7 +628,7 @@ using Accumulators = typename Cfg::Inputs::FragC[Cfg::FM][Cfg::FN];
 template <class Cfg>
 __device__ __forceinline__ void mma_stage(const typename Cfg::Element* As, const typename Cfg::Element* Bs,
                                           int warp_row, int warp_col, Accumulators<Cfg>& acc) {
-    // BEGIN SOLUTION: per FRAG_K: load FM A and FN B fragments (round_inputs), FM x FN mma_sync
+    // BEGIN SOLUTION: per FRAG_K: FM A, FN B fragments (Op::load_shared, round_inputs); FMxFN mma_sync
     using Op = typename Cfg::Inputs;
 #pragma unroll
     for (int kk = 0; kk < Cfg::BK; kk += Op::FRAG_K) {
@@ -1003,7 +1007,7 @@ inline const wb::SgemmVariant kTf32Configs[] = {
      wb::Precision::tf32, config_info<T128x256S3>(), min_cc_of<T128x256S3>()},
     {"t_256x128_w64x64_s3", config_launcher<T256x128S3>(), "TF32, 8 warps of 4x4 fragments, tall tile",
      wb::Precision::tf32, config_info<T256x128S3>(), min_cc_of<T256x128S3>()},
-{"t_128x128_w64x64_k32_s3", config_launcher<T128W64K32S3>(), "TF32, BK = 32 floats, 4 warps of 4x4 fragments",
+    {"t_128x128_w64x64_k32_s3", config_launcher<T128W64K32S3>(), "TF32, BK = 32 floats, 4 warps of 4x4 fragments",
      wb::Precision::tf32, config_info<T128W64K32S3>(), min_cc_of<T128W64K32S3>()},
     {"t_128x128_w64x64_k32_s3_rs", config_launcher<T128W64K32S3Rs>(), "the same, rounded in shared memory",
      wb::Precision::tf32, config_info<T128W64K32S3Rs>(), min_cc_of<T128W64K32S3Rs>()},

@@ -155,7 +155,7 @@ class FixtureScore(unittest.TestCase):
     def test_variant_rows_carry_worst_error_and_pct(self):
         row = next(r for r in self.rows if r["kind"] == "variant" and r["variant"] == "wmma_best")
         self.assertEqual(row["correctness"], "PASS")
-        self.assertEqual(row["pct_cublas"], "47.80")
+        self.assertEqual(row["pct_cublas"], "48.44")  # the bench row, as written
         errs = [float(r["rel_err"]) for r in read_rows(os.path.join(FIXTURE, "sweep.csv")) + self.bench
                 if r["variant"] == "wmma_best"]
         self.assertEqual(row["worst_rel_err"], f"{max(errs):.3e}")

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""sass_loop.py - the hottest loop of a kernel's SASS, and what instructions it is made of.
+
+    cuobjdump -sass -arch sm_90 ./06_tensor_core_wmma/06_tensor_core_wmma | \\
+        python3 tools/sass_loop.py 'Tf32InputsLi128ELi128ELi32' [--listing]
+
+Reads `cuobjdump -sass` output on stdin. For every kernel whose (mangled) name contains PATTERN it
+finds the longest backward branch (the main loop of a GEMM kernel: its body is the k-loop) and
+prints the opcode counts of that loop body, e.g. how many HMMA (tensor-core) instructions there are
+for each shared-memory load (LDS, LDSM) or generic load (LD). --listing prints the loop itself.
+Exit status: 0 done, 1 no kernel matched, 2 bad usage. Python stdlib only.
+"""
+import collections
+import re
+import sys
+
+INSN = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)(.*?);")
+BRANCH = re.compile(r"BRA\s+(?:`\(\.L_x_\d+\)|0x([0-9a-f]+))")
+
+
+def kernels(lines):
+    name, body = None, []
+    for line in lines:
+        m = re.search(r"Function : (\S+)", line)
+        if m:
+            if name:
+                yield name, body
+            name, body = m.group(1), []
+            continue
+        m = INSN.search(line)
+        if name and m:
+            body.append((int(m.group(1), 16), m.group(2), line.strip()))
+    if name:
+        yield name, body
+
+
+def main_loop(body):
+    """(first, last) index of the longest backward branch's loop, or None."""
+    index = {addr: i for i, (addr, _, _) in enumerate(body)}
+    best = None
+    for i, (addr, op, text) in enumerate(body):
+        m = BRANCH.search(text)
+        if op.startswith("BRA") and m and m.group(1):
+            target = int(m.group(1), 16)
+            if target < addr and target in index and (best is None or i - index[target] > best[1] - best[0]):
+                best = (index[target], i)
+    return best
+
+
+def main(argv):
+    args = [a for a in argv if not a.startswith("--")]
+    if len(args) != 1 or any(a not in ("--listing",) for a in argv if a.startswith("--")):
+        print("usage: cuobjdump -sass PROGRAM | python3 tools/sass_loop.py PATTERN [--listing]", file=sys.stderr)
+        return 2
+    pattern, listing, found = args[0], "--listing" in argv, 0
+    for name, body in kernels(sys.stdin):
+        if pattern not in name:
+            continue
+        found += 1
+        loop = main_loop(body)
+        print(f"== {name}\n   {len(body)} instructions in the kernel")
+        if not loop:
+            print("   no loop found")
+            continue
+        part = body[loop[0]:loop[1] + 1]
+        ops = collections.Counter(op.split(".")[0] for _, op, _ in part)
+        print(f"   main loop: {len(part)} instructions, 0x{part[0][0]:04x}..0x{part[-1][0]:04x}")
+        print("   " + ", ".join(f"{op} {n}" for op, n in ops.most_common()))
+        if listing:
+            for _, _, text in part:
+                print("   " + re.sub(r"/\* 0x[0-9a-f]+ \*/", "", text).rstrip())
+    if not found:
+        print(f"sass_loop: no kernel name contains '{pattern}'", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
