@@ -17,41 +17,41 @@ SUBMAKE := $(MAKE) --no-print-directory
 all: $(addprefix build-,$(CHAPTERS))
 
 lib:
-	@$(SUBMAKE) -C common all
+	+@$(SUBMAKE) -C common all
 
 # The library is built once, before the chapters, so parallel chapter builds never race on it.
 $(addprefix build-,$(CHAPTERS)): build-%: lib
-	@$(SUBMAKE) -C $* all
+	+@$(SUBMAKE) -C $* all
 
 $(NUMBERS): lib
-	@$(SUBMAKE) -C $(call chapter_of,$@) $(call chapter_of,$@)
+	+@$(SUBMAKE) -C $(call chapter_of,$@) $(call chapter_of,$@)
 
 $(addprefix run-,$(NUMBERS)): run-%: lib
-	@$(SUBMAKE) -C $(call chapter_of,$*) run
+	+@$(SUBMAKE) -C $(call chapter_of,$*) run
 
 test-build: lib
-	@for c in $(CHAPTERS); do $(SUBMAKE) -C $$c test_$$c || exit 1; done
+	+@for c in $(CHAPTERS); do $(SUBMAKE) -C $$c test_$$c || exit 1; done
 
 # Every test binary runs, even after a failure; the last line adds them all up.
 test: test-build
 	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py
 
 $(addprefix test-,$(NUMBERS)): test-%: lib
-	@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*)
+	+@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*)
 	@bash tools/run_tests.sh $(call chapter_of,$*)/test_$(call chapter_of,$*)
 
 $(addprefix profile-,$(NUMBERS)): profile-%: lib
-	@$(SUBMAKE) -C $(call chapter_of,$*) profile
+	+@$(SUBMAKE) -C $(call chapter_of,$*) profile
 
 $(addprefix sanitize-,$(NUMBERS)): sanitize-%: lib
-	@$(SUBMAKE) -C $(call chapter_of,$*) sanitize
+	+@$(SUBMAKE) -C $(call chapter_of,$*) sanitize
 
 sanitize: lib
-	@for c in $(GPU_CHAPTERS); do $(SUBMAKE) -C $$c sanitize || exit 1; done
+	+@for c in $(GPU_CHAPTERS); do $(SUBMAKE) -C $$c sanitize || exit 1; done
 	@echo "sanitize: memcheck and racecheck clean for $(words $(GPU_CHAPTERS)) chapter(s)"
 
 check-env: lib
-	@$(SUBMAKE) -C $(call chapter_of,00) 00_env_check
+	+@$(SUBMAKE) -C $(call chapter_of,00) 00_env_check
 	@./$(call chapter_of,00)/$(call chapter_of,00) $(ENV_ARGS)
 
 bench: all
@@ -70,8 +70,8 @@ grade:
 	@bash tools/grade.sh $(if $(MANIFEST),--manifest $(MANIFEST)) $(if $(RUBRIC),--rubric $(RUBRIC))
 
 clean:
-	@$(SUBMAKE) -C common clean
-	@for c in $(CHAPTERS); do $(SUBMAKE) -C $$c clean; done
+	+@$(SUBMAKE) -C common clean
+	+@for c in $(CHAPTERS); do $(SUBMAKE) -C $$c clean; done
 
 help:
 	@echo "CUDA Matmul Workbook"

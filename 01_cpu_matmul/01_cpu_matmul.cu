@@ -30,11 +30,10 @@ const char* const kChapter = "01_cpu_matmul";
 }
 
 void print_help(const std::vector<cpu::CpuVariant>& variants) {
-    std::printf("%s", wb::usage(kChapter).c_str());
+    std::printf("%s", wb::usage(kChapter, {}, cpu::default_options()).c_str());
     std::printf(
-        "chapter 01 runs on the CPU: --warmup and --reps default to %d and %d here, and exit status 3\n"
-        "does not occur. naive_ijk_1t is skipped above 1024^3 multiply-adds unless named with --variant.\n",
-        cpu::kDefaultWarmup, cpu::kDefaultReps);
+        "chapter 01 runs on the CPU: exit status 3 does not occur. naive_ijk_1t is skipped above\n"
+        "1024^3 multiply-adds unless named with --variant.\n");
     std::printf("variants (threads; %% BLAS compares with OpenBLAS on the same number of threads):\n");
     for (const cpu::CpuVariant& v : variants)
         std::printf("  %-18s %2d  %s\n", v.name.c_str(), v.threads, v.what);

@@ -43,13 +43,19 @@ inline bool named(const wb::Options& opt, const std::string& name) {
     return false;
 }
 
+// The shared options with this chapter's defaults (fewer repetitions: CPU runs are long).
+inline wb::Options default_options() {
+    wb::Options opt;
+    opt.warmup = kDefaultWarmup;
+    opt.reps = kDefaultReps;
+    return opt;
+}
+
 // Parses argv into `opt` with the defaults above; an unknown variant name is bad input too.
 // On failure returns false with one sentence in `error` (the program prints it and exits 2).
 inline bool parse_cpu_options(int argc, const char* const* argv, const std::vector<CpuVariant>& variants,
                               wb::Options& opt, std::string& error) {
-    opt = wb::Options();
-    opt.warmup = kDefaultWarmup;
-    opt.reps = kDefaultReps;
+    opt = default_options();
     if (!wb::parse_options(argc, argv, opt, error)) return false;
     if (opt.shapes.empty()) opt.shapes = default_shapes();
     if (opt.variant == "all") return true;

@@ -172,6 +172,10 @@ TEST_CASE("01: options: defaults, variant names and bad input", "[01][options]")
     CHECK(opt.warmup == cpu::kDefaultWarmup);
     CHECK(opt.reps == cpu::kDefaultReps);
     CHECK(opt.shapes.size() == cpu::default_shapes().size());
+    // --help names this chapter's defaults, not the GPU chapters' 2 and 10.
+    const std::string help = wb::usage("01_cpu_matmul", {}, cpu::default_options());
+    CHECK(help.find("(default " + std::to_string(cpu::kDefaultWarmup) + " and " +
+                    std::to_string(cpu::kDefaultReps) + ")") != std::string::npos);
     CHECK(opt.variant == "all");
 
     REQUIRE(

@@ -239,16 +239,17 @@ bool parse_options(int argc, const char* const* argv, Options& opt, std::string&
     return true;
 }
 
-std::string usage(const std::string& prog, const std::vector<ExtraOption>& extras) {
+std::string usage(const std::string& prog, const std::vector<ExtraOption>& extras, const Options& defaults) {
     std::ostringstream out;
     out << "usage: " << prog << " [options]\n"
         << "  --m M --n N --k K        one problem: C(MxN) = alpha * A(MxK) * B(KxN) + beta * C\n"
         << "  --size S                 a square problem S x S x S (or MxNxK)\n"
         << "  --sizes S1,S2,...        several problems, each S or MxNxK (default: a short sweep)\n"
-        << "  --alpha A --beta B       scalars (default 1 and 0)\n"
-        << "  --variant NAME|all       run one variant (default all)\n"
-        << "  --warmup W --reps R      untimed and timed launches (default 2 and 10)\n"
-        << "  --seed S                 seed of the random input data (default 2024)\n"
+        << "  --alpha A --beta B       scalars (default " << defaults.alpha << " and " << defaults.beta << ")\n"
+        << "  --variant NAME|all       run one variant (default " << defaults.variant << ")\n"
+        << "  --warmup W --reps R      untimed and timed launches (default " << defaults.warmup << " and "
+        << defaults.reps << ")\n"
+        << "  --seed S                 seed of the random input data (default " << defaults.seed << ")\n"
         << "  --no-check               skip verification (it is on by default)\n"
         << "  --csv FILE               append one CSV row per measurement\n";
     for (const ExtraOption& x : extras)

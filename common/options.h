@@ -58,8 +58,10 @@ constexpr long long kMaxDim = 500000;
 bool parse_options(int argc, const char* const* argv, Options& opt, std::string& error,
                    const std::vector<ExtraOption>& extras = {});
 
-// The --help text for program `prog`.
-std::string usage(const std::string& prog, const std::vector<ExtraOption>& extras = {});
+// The --help text for program `prog`; the defaults it names are those of `defaults` (a program
+// with other defaults, such as the CPU chapter's fewer repetitions, passes its own).
+std::string usage(const std::string& prog, const std::vector<ExtraOption>& extras = {},
+                  const Options& defaults = Options{});
 
 // Parses "1024" or "1000x1013x777" into a shape (square when one number is given).
 bool parse_shape(const std::string& text, Shape& shape, std::string& error);

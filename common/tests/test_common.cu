@@ -155,6 +155,14 @@ TEST_CASE("chapter options are parsed and listed in --help", "[options]") {
     CHECK(text.find("--json") != std::string::npos);
     CHECK(text.find("--tune") != std::string::npos);
     CHECK(text.find("exit status") != std::string::npos);
+    CHECK(text.find("untimed and timed launches (default 2 and 10)") != std::string::npos);
+    Options other;
+    other.warmup = 1;
+    other.reps = 5;
+    other.seed = 7;
+    const std::string text2 = usage("01_cpu_matmul", {}, other);
+    CHECK(text2.find("untimed and timed launches (default 1 and 5)") != std::string::npos);
+    CHECK(text2.find("(default 7)") != std::string::npos);
 }
 
 // ---- inputs and rounding -------------------------------------------------------------------------
