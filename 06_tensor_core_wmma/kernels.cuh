@@ -694,10 +694,12 @@ __device__ __forceinline__ void mainloop_load_then_compute(const WmmaArgs<typena
 // means tile kt has landed, for this thread's copies; the barrier makes that true for all threads
 // AND says every warp has finished multiplying tile kt - 1, whose stage, (kt - 1) % STAGES ==
 // (kt + STAGES - 1) % STAGES, is refilled next. One barrier per tile.
-template <class Cfg, bool VEC>
+// `compute(As, Bs)` multiplies one stage: mma_stage for the WMMA kernel, mma_sync_stage for step 7
+// (section 10), which shares this loop.
+template <class Cfg, bool VEC, class Compute>
 __device__ __forceinline__ void mainloop_cp_async_ring(const WmmaArgs<typename Cfg::Element>& g,
                                                        const BlockCoord& t, typename Cfg::Element* smem,
-                                                       int warp_row, int warp_col, Accumulators<Cfg>& acc) {
+                                                       Compute&& compute) {
     static_assert(Cfg::STAGES >= 2, "the cp.async ring needs at least two stages");
 #pragma unroll
     for (int s = 0; s < Cfg::STAGES - 1; ++s) {
@@ -716,7 +718,7 @@ __device__ __forceinline__ void mainloop_cp_async_ring(const WmmaArgs<typename C
         }
         wb::cp_async_commit();
         const int s = kt % Cfg::STAGES;
-        mma_stage<Cfg>(a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s), warp_row, warp_col, acc);
+        compute(a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
     }
     wb::cp_async_wait<0>();  // only empty groups are left; leave no copy in flight behind us
 }
@@ -748,45 +750,51 @@ __device__ __forceinline__ void epilogue_fragments(const WmmaArgs<typename Cfg::
 // applied on the way. The staging rows are WN + 8 floats long: the fragment store writes 8 bytes per
 // lane into 8 rows at once (STS.64, two half-warp passes of 4 rows); 8 floats of padding put those
 // 4 rows into 4 different groups of 8 banks. (WN + 4 would let rows 0 and 1 overlap.)
+//
+// The second half, shared with step 7 (section 10): the 16 x WN floats in `warp_stage` go to the
+// rows row0.. and columns col0.. of C.
+template <class Cfg, class T>
+__device__ __forceinline__ void stage_row_to_c(const WmmaArgs<T>& g, int row0, int col0, const float* warp_stage) {
+    constexpr int VECS_PER_ROW = Cfg::WN / 4;  // float4s in one row of the warp tile
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int e = lane; e < 16 * VECS_PER_ROW; e += 32) {
+        const int r = e / VECS_PER_ROW, c = (e % VECS_PER_ROW) * 4;
+        const int row = row0 + r, col = col0 + c;
+        if (row >= g.M) continue;
+        const float4 v = *reinterpret_cast<const float4*>(&warp_stage[r * Cfg::STAGE_LD + c]);
+        float* out = g.C + size_t(row) * g.N + col;
+        if (g.c_vec) {  // N % 4 == 0: the 4 columns are all inside or all outside
+            if (col >= g.N) continue;
+            float4 w = make_float4(g.alpha * v.x, g.alpha * v.y, g.alpha * v.z, g.alpha * v.w);
+            if (g.beta != 0.0f) {  // read C only when it counts: with beta == 0 it may hold NaN
+                const float4 old = *reinterpret_cast<const float4*>(out);
+                w.x += g.beta * old.x;
+                w.y += g.beta * old.y;
+                w.z += g.beta * old.z;
+                w.w += g.beta * old.w;
+            }
+            *reinterpret_cast<float4*>(out) = w;  // STG.128
+        } else {
+            const float vals[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+                if (col + q < g.N) wb::store_c(out + q, vals[q], g.alpha, g.beta);
+        }
+    }
+}
+
 template <class Cfg>
 __device__ __forceinline__ void epilogue_staged(const WmmaArgs<typename Cfg::Element>& g, const BlockCoord& t,
                                                 int warp_row, int warp_col, Accumulators<Cfg>& acc,
                                                 float* warp_stage) {
-    constexpr int VECS_PER_ROW = Cfg::WN / 4;  // float4s in one row of the warp tile
-    const int lane = threadIdx.x % 32;
-    const int col0 = t.n0 + warp_col;
 #pragma unroll
     for (int i = 0; i < Cfg::FM; ++i) {
 #pragma unroll
         for (int j = 0; j < Cfg::FN; ++j)
             wmma::store_matrix_sync(warp_stage + 16 * j, acc[i][j], Cfg::STAGE_LD, wmma::mem_row_major);
         __syncwarp();
-        const int row0 = t.m0 + warp_row + 16 * i;
-#pragma unroll
-        for (int e = lane; e < 16 * VECS_PER_ROW; e += 32) {
-            const int r = e / VECS_PER_ROW, c = (e % VECS_PER_ROW) * 4;
-            const int row = row0 + r, col = col0 + c;
-            if (row >= g.M) continue;
-            const float4 v = *reinterpret_cast<const float4*>(&warp_stage[r * Cfg::STAGE_LD + c]);
-            float* out = g.C + size_t(row) * g.N + col;
-            if (g.c_vec) {  // N % 4 == 0: the 4 columns are all inside or all outside
-                if (col >= g.N) continue;
-                float4 w = make_float4(g.alpha * v.x, g.alpha * v.y, g.alpha * v.z, g.alpha * v.w);
-                if (g.beta != 0.0f) {  // read C only when it counts: with beta == 0 it may hold NaN
-                    const float4 old = *reinterpret_cast<const float4*>(out);
-                    w.x += g.beta * old.x;
-                    w.y += g.beta * old.y;
-                    w.z += g.beta * old.z;
-                    w.w += g.beta * old.w;
-                }
-                *reinterpret_cast<float4*>(out) = w;  // STG.128
-            } else {
-                const float vals[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-                for (int q = 0; q < 4; ++q)
-                    if (col + q < g.N) wb::store_c(out + q, vals[q], g.alpha, g.beta);
-            }
-        }
+        stage_row_to_c<Cfg>(g, t.m0 + warp_row + 16 * i, t.n0 + warp_col, warp_stage);
         __syncwarp();  // the next row of fragments overwrites the staging area
     }
 }
@@ -819,7 +827,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         if constexpr (LOOP == Mainloop::load_then_compute)
             mainloop_load_then_compute<Cfg, VEC>(g, t, smem, warp_row, warp_col, acc);
         else
-            mainloop_cp_async_ring<Cfg, VEC>(g, t, smem, warp_row, warp_col, acc);
+            mainloop_cp_async_ring<Cfg, VEC>(g, t, smem, [&](const T* As, const T* Bs) {
+                mma_stage<Cfg>(As, Bs, warp_row, warp_col, acc);
+            });
 
         __syncthreads();  // all warps are done with the tiles: their memory becomes staging areas
         float* warp_stage = reinterpret_cast<float*>(smem_bytes) + warp * Cfg::WARP_STAGE;
@@ -832,7 +842,174 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     }
 }
 
-// ---- 10. Launchers -----------------------------------------------------------------------------
+// ---- 10. Step 7 (TF32): mma.sync, the instruction under WMMA ----------------------------------
+//
+// wmma::mma_sync on TF32 fragments compiles to PTX mma.sync.m16n8k8 (HMMA in the machine code), but
+// WMMA hides which element of a tile each lane holds, so every fragment load must go through
+// wmma.load: 4 loads of 4 bytes per fragment, each with its own address arithmetic, and the rounding
+// applied to an opaque array (README, "Why TF32 stays near 31 %"). The PTX ISA documents the layout
+// of mma.sync.m16n8k8 with .tf32 inputs. With lane = 4 g + t (g = lane / 4 in 0..7, t = lane % 4):
+//
+//   A, 16 x 8, row-major:    a0 = A[g][t]    a1 = A[g+8][t]    a2 = A[g][t+4]    a3 = A[g+8][t+4]
+//   B,  8 x 8, "col":        b0 = B[t][g]    b1 = B[t+4][g]
+//   C, 16 x 8:               c0 = C[g][2t]   c1 = C[g][2t+1]   c2 = C[g+8][2t]   c3 = C[g+8][2t+1]
+//
+// Knowing it buys three things:
+//   - A in one instruction. ldmatrix (made for 16-bit data) hands lane 4 g + t the 4-byte word t of
+//     row g of an 8 x 16-byte matrix: read as floats, that is A[g][t] of an 8 x 4 block, exactly a0.
+//     One ldmatrix.x4 fetches a0..a3 (four 8 x 4 blocks) instead of 4 separate loads.
+//   - B as plain 4-byte shared loads whose addresses are a per-lane base plus constants: no
+//     per-load address arithmetic.
+//   - The accumulators written straight into the epilogue's staging area, no fragment store.
+// Everything else is the kernel of steps 4 to 6: the same tiles, cp.async ring (section 7), padding
+// and staged epilogue (section 8). A warp tile of WM x WN is (WM / 16) x (WN / 8) mma.sync tiles.
+struct Tf32MmaInputs {
+    using Element = float;
+    static constexpr int FRAG_K = 8;
+    static constexpr int CHUNK = 16 / int(sizeof(Element));
+    static constexpr int kMinCc = 80;
+    static constexpr bool kRoundInShared = false;
+    static constexpr bool kCompiled = WB06_TF32_WMMA != 0;
+};
+
+template <class Cfg>
+using MmaAccumulators = float[Cfg::FM][2 * Cfg::FN][4];  // [m-tile of 16][n-tile of 8][c0..c3]
+
+// The instructions, each one line of PTX. Shared addresses are 32-bit byte offsets
+// (__cvta_generic_to_shared). The loads are volatile with a "memory" clobber, like
+// Tf32Inputs::load_shared: they must stay between the main loop's barriers.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
+__device__ __forceinline__ unsigned lds32(unsigned addr) {
+    unsigned v;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+    return v;
+}
+// Round to the nearest TF32, ties away from zero: the same as wmma::__float_to_tf32.
+__device__ __forceinline__ unsigned to_tf32(unsigned bits) {
+#if WB06_TF32_WMMA
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(bits)));
+    return r;
+#else
+    return bits;
+#endif
+}
+// d = a * b + d on one 16x8 tile, k = 8.
+__device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+#if WB06_TF32_WMMA
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+// Where this lane's loads start inside a stage, in bytes; every load of the stage adds a constant.
+//   A: ldmatrix.x4 takes 4 matrices of 8 rows; lanes 8 q .. 8 q + 7 name the rows of matrix q.
+//      Matrix 0 = rows 0-7, columns 0-3 (a0); 1 = rows 8-15 (a1); 2 = rows 0-7, columns 4-7 (a2);
+//      3 = rows 8-15, columns 4-7 (a3).
+//   B: lane (g, t) reads B[t][g] and B[t + 4][g].
+template <class Cfg>
+__device__ __forceinline__ unsigned mma_a_lane_offset(int warp_row, int lane) {
+    const int row = warp_row + lane % 8 + 8 * (lane / 8 % 2);
+    const int col = 4 * (lane / 16);
+    return unsigned(row * Cfg::A_LD + col) * 4u;
+}
+template <class Cfg>
+__device__ __forceinline__ unsigned mma_b_lane_offset(int warp_col, int lane) {
+    return unsigned((lane % 4) * Cfg::B_LD + warp_col + lane / 4) * 4u;
+}
+
+// One stage: per k-step of 8, FM ldmatrix.x4 for A and 2 FN pairs of loads for B, every element
+// rounded once after its load, then FM x 2 FN mma.sync.
+template <class Cfg>
+__device__ __forceinline__ void mma_sync_stage(unsigned a_lane, unsigned b_lane, MmaAccumulators<Cfg>& acc) {
+    // BEGIN SOLUTION: per k-step of 8: ldmatrix_x4 per m-tile, lds32 pairs per n-tile, to_tf32, mma
+    constexpr int MT = Cfg::FM, NT = 2 * Cfg::FN;
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK; kk += 8) {
+        unsigned a[MT][4], b[NT][2];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+            ldmatrix_x4(a[i], a_lane + 4u * unsigned(16 * i * Cfg::A_LD + kk));
+#pragma unroll
+            for (int e = 0; e < 4; ++e) a[i][e] = to_tf32(a[i][e]);
+        }
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            b[j][0] = to_tf32(lds32(b_lane + 4u * unsigned(kk * Cfg::B_LD + 8 * j)));
+            b[j][1] = to_tf32(lds32(b_lane + 4u * unsigned((kk + 4) * Cfg::B_LD + 8 * j)));
+        }
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NT; ++j) mma_m16n8k8_tf32(acc[i][j], a[i], b[j]);
+    }
+    // END SOLUTION
+}
+
+// The epilogue of section 8 with a known layout: lane (g, t) writes c0, c1 to row g and c2, c3 to
+// row g + 8 of the staging area, 8 bytes each (STS.64), then stage_row_to_c moves the row to C.
+template <class Cfg>
+__device__ __forceinline__ void epilogue_mma(const WmmaArgs<float>& g, const BlockCoord& t, int warp_row,
+                                             int warp_col, MmaAccumulators<Cfg>& acc, float* warp_stage) {
+    const int lane = threadIdx.x % 32, gr = lane / 4, tc = lane % 4;
+#pragma unroll
+    for (int i = 0; i < Cfg::FM; ++i) {
+#pragma unroll
+        for (int j = 0; j < 2 * Cfg::FN; ++j) {
+            float* p = warp_stage + gr * Cfg::STAGE_LD + 8 * j + 2 * tc;
+            *reinterpret_cast<float2*>(p) = make_float2(acc[i][j][0], acc[i][j][1]);
+            *reinterpret_cast<float2*>(p + 8 * Cfg::STAGE_LD) = make_float2(acc[i][j][2], acc[i][j][3]);
+        }
+        __syncwarp();
+        stage_row_to_c<Cfg>(g, t.m0 + warp_row + 16 * i, t.n0 + warp_col, warp_stage);
+        __syncwarp();
+    }
+}
+
+template <class Cfg, bool VEC>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_tf32_gemm(WmmaArgs<float> g) {
+    static_assert(std::is_same<typename Cfg::Inputs, Tf32MmaInputs>::value, "a Tiling of Tf32MmaInputs");
+    static_assert(Cfg::SKEW_A % 8 == 4, "ldmatrix reads 8 rows of 16 bytes: rows of A must be 4 (mod 8) "
+                                        "floats long to be conflict-free");
+    extern __shared__ __align__(128) unsigned char smem_bytes[];
+    if constexpr (Cfg::Inputs::kCompiled) {
+        float* smem = reinterpret_cast<float*>(smem_bytes);
+        const BlockCoord t = block_coord<Cfg>(g);
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        const int warp_row = (warp / Cfg::WARPS_N) * Cfg::WM;
+        const int warp_col = (warp % Cfg::WARPS_N) * Cfg::WN;
+        const unsigned a_lane = mma_a_lane_offset<Cfg>(warp_row, lane);
+        const unsigned b_lane = mma_b_lane_offset<Cfg>(warp_col, lane);
+
+        MmaAccumulators<Cfg> acc;
+#pragma unroll
+        for (int i = 0; i < Cfg::FM; ++i)
+#pragma unroll
+            for (int j = 0; j < 2 * Cfg::FN; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+        mainloop_cp_async_ring<Cfg, VEC>(g, t, smem, [&](const float* As, const float* Bs) {
+            mma_sync_stage<Cfg>(static_cast<unsigned>(__cvta_generic_to_shared(As)) + a_lane,
+                                static_cast<unsigned>(__cvta_generic_to_shared(Bs)) + b_lane, acc);
+        });
+
+        __syncthreads();
+        epilogue_mma<Cfg>(g, t, warp_row, warp_col, acc,
+                          reinterpret_cast<float*>(smem_bytes) + warp * Cfg::WARP_STAGE);
+    } else {
+        __trap();  // sm_75 build: unreachable, the launcher refuses such GPUs
+    }
+}
+
+// ---- 11. Launchers -----------------------------------------------------------------------------
 
 // What the launchers need to know about the current GPU, read once per device (the queries would
 // otherwise add host time to every timed launch).
@@ -887,12 +1064,11 @@ dim3 tiled_grid(int M, int N) {
     return dim3(wb::ceil_div(N, Cfg::BN), wb::ceil_div(M, Cfg::BM));
 }
 
-// One kernel instantiation with ready-made arguments (the tests' planted bugs come in here too).
-template <class Cfg, Mainloop LOOP, Epilogue EPI, bool VEC>
-void launch_wmma_kernel(const WmmaArgs<typename Cfg::Element>& g, dim3 grid, cudaStream_t stream) {
-    const auto kernel = wmma_gemm_tiled<Cfg, LOOP, EPI, VEC>;
+// A tiled kernel with Cfg::THREADS threads and Cfg::SMEM_BYTES of dynamic shared memory. Above
+// 48 KB a kernel must opt in, once per kernel (one GPU per process assumed).
+template <class Cfg, class Args>
+void launch_tiled_kernel(void (*kernel)(Args), const Args& g, dim3 grid, cudaStream_t stream) {
     if constexpr (Cfg::SMEM_BYTES > 48 * 1024) {
-        // Above 48 KB a kernel must opt in, once per kernel (one GPU per process assumed).
         static const bool raised = [&] {
             WB_CUDA_CHECK(
                 cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES));
@@ -902,6 +1078,12 @@ void launch_wmma_kernel(const WmmaArgs<typename Cfg::Element>& g, dim3 grid, cud
     }
     kernel<<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, stream>>>(g);
     WB_LAUNCH_CHECK();
+}
+
+// One kernel instantiation with ready-made arguments (the tests' planted bugs come in here too).
+template <class Cfg, Mainloop LOOP, Epilogue EPI, bool VEC>
+void launch_wmma_kernel(const WmmaArgs<typename Cfg::Element>& g, dim3 grid, cudaStream_t stream) {
+    launch_tiled_kernel<Cfg>(wmma_gemm_tiled<Cfg, LOOP, EPI, VEC>, g, grid, stream);
 }
 
 // The launcher of every tiled step and configuration, with the chapter's signature (HgemmFn for
@@ -921,6 +1103,18 @@ void launch_wmma_tiled(int M, int N, int K, float alpha, const typename Cfg::Ele
         launch_wmma_kernel<Cfg, LOOP, EPI, false>(g, tiled_grid<Cfg>(M, N), stream);
 }
 
+// Step 7 (section 10), SgemmFn: the same checks, the same two paths.
+template <class Cfg, int GROUP>
+void launch_mma_tf32(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                     cudaStream_t stream) {
+    require_gpu(Cfg::Inputs::kMinCc, Cfg::SMEM_BYTES, "TF32 mma.sync");
+    const WmmaArgs<float> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, GROUP);
+    if (chunk_access_ok(A, K) && chunk_access_ok(B, N))
+        launch_tiled_kernel<Cfg>(mma_tf32_gemm<Cfg, true>, g, tiled_grid<Cfg>(M, N), stream);
+    else
+        launch_tiled_kernel<Cfg>(mma_tf32_gemm<Cfg, false>, g, tiled_grid<Cfg>(M, N), stream);
+}
+
 // The smallest compute capability a configuration runs on: the input type's, and 8.0 where the
 // shared memory exceeds sm_75's 64 KB per block (every sm_80+ GPU grants 99 KB, section 4).
 template <class Cfg>
@@ -936,7 +1130,7 @@ wb::KernelInfo kernel_info() {
     return {(const void*)wmma_gemm_tiled<Cfg, LOOP, EPI, true>, Cfg::THREADS, size_t(Cfg::SMEM_BYTES)};
 }
 
-// ---- 11. Tile configurations, the tuning tables and the default choice ----------------------------
+// ---- 12. Tile configurations, the tuning tables and the default choice ----------------------------
 // Parameters: Op, BM, BN, BK, WM, WN, STAGES, SKEW_A, SKEW_B.
 // Steps 2 and 3: 8 warps of 64 x 32 (4 x 2 fragments), one stage, without and with padding.
 using H128Plain = Tiling<Fp16Inputs, 128, 128, 32, 64, 32, 1, 0, 0>;
@@ -960,6 +1154,13 @@ using T256x128S3 = Tiling<Tf32Inputs, 256, 128, 16, 64, 64, 3, 4, 8>;
 using T128W64K32S3 = Tiling<Tf32Inputs, 128, 128, 32, 64, 64, 3, 4, 8>;
 using T128W64K32S3Rs = Tiling<Tf32RoundedInShared, 128, 128, 32, 64, 64, 3, 4, 8>;
 using T128x256K32S3 = Tiling<Tf32Inputs, 128, 256, 32, 64, 64, 3, 4, 8>;
+// Step 7, mma.sync (section 10). Same parameters; SKEW_A 4 makes rows of A 4 (mod 8) floats long
+// (ldmatrix), SKEW_B 8 makes rows of B 8 (mod 32) (the 4-byte loads of B).
+using M128W64S3 = Tiling<Tf32MmaInputs, 128, 128, 16, 64, 64, 3, 4, 8>;
+using M128W64K32S3 = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 3, 4, 8>;   // 105 KB: sm_90
+using M128W64K32S4 = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 4, 4, 8>;   // 140 KB: sm_90
+using M128x256K32S3 = Tiling<Tf32MmaInputs, 128, 256, 32, 64, 64, 3, 4, 8>;  // 158 KB: sm_90
+using M128W64x32S3 = Tiling<Tf32MmaInputs, 128, 128, 16, 64, 32, 3, 4, 8>;   // 8 warps
 
 constexpr int kBand = 8;  // tile rows per band of the block order (section 6)
 
@@ -972,6 +1173,14 @@ constexpr auto config_launcher() {
 template <class Cfg>
 wb::KernelInfo config_info() {
     return kernel_info<Cfg, Mainloop::cp_async_ring, Epilogue::staged_in_smem>();
+}
+template <class Cfg, int GROUP = kBand>
+constexpr auto mma_launcher() {
+    return launch_mma_tf32<Cfg, GROUP>;
+}
+template <class Cfg>
+wb::KernelInfo mma_info() {
+    return {(const void*)mma_tf32_gemm<Cfg, true>, Cfg::THREADS, size_t(Cfg::SMEM_BYTES)};
 }
 
 // Every compiled-in configuration. `--tune` runs them all on the requested shapes and prints the
@@ -1013,6 +1222,16 @@ inline const wb::SgemmVariant kTf32Configs[] = {
      wb::Precision::tf32, config_info<T128W64K32S3Rs>(), min_cc_of<T128W64K32S3Rs>()},
     {"t_128x256_w64x64_k32_s3", config_launcher<T128x256K32S3>(), "TF32, BK = 32 floats, 8 warps of 4x4 fragments",
      wb::Precision::tf32, config_info<T128x256K32S3>(), min_cc_of<T128x256K32S3>()},
+    {"m_128x128_w64x64_s3", mma_launcher<M128W64S3>(), "TF32 mma.sync (step 7), 4 warps of 64x64",
+     wb::Precision::tf32, mma_info<M128W64S3>(), min_cc_of<M128W64S3>()},
+    {"m_128x128_w64x32_s3", mma_launcher<M128W64x32S3>(), "TF32 mma.sync, 8 warps of 64x32",
+     wb::Precision::tf32, mma_info<M128W64x32S3>(), min_cc_of<M128W64x32S3>()},
+    {"m_128x128_w64x64_k32_s3", mma_launcher<M128W64K32S3>(), "TF32 mma.sync, BK = 32 floats",
+     wb::Precision::tf32, mma_info<M128W64K32S3>(), min_cc_of<M128W64K32S3>()},
+    {"m_128x128_w64x64_k32_s4", mma_launcher<M128W64K32S4>(), "TF32 mma.sync, BK = 32, 4 stages",
+     wb::Precision::tf32, mma_info<M128W64K32S4>(), min_cc_of<M128W64K32S4>()},
+    {"m_128x256_w64x64_k32_s3", mma_launcher<M128x256K32S3>(), "TF32 mma.sync, BK = 32, 8 warps of 64x64",
+     wb::Precision::tf32, mma_info<M128x256K32S3>(), min_cc_of<M128x256K32S3>()},
 };
 // clang-format on
 
@@ -1070,7 +1289,7 @@ inline void launch_tf32_best(int M, int N, int K, float alpha, const float* A, c
     find_config(kTf32Configs, name).run(M, N, K, alpha, A, B, beta, C, stream);
 }
 
-// ---- 12. The ladder ------------------------------------------------------------------------------
+// ---- 13. The ladder ------------------------------------------------------------------------------
 // clang-format off
 inline const wb::HgemmVariant kHgemmVariants[] = {
     {"wmma_naive", launch_wmma_naive,
@@ -1100,6 +1319,9 @@ inline const wb::SgemmVariant kTf32Variants[] = {
     {"tf32_wmma", config_launcher<T128S3>(),
      "TF32 m16n16k8 on FP32 inputs, same kernel: 128x128x16 tiles, 3 stages, staged epilogue",
      wb::Precision::tf32, config_info<T128S3>(), min_cc_of<T128S3>()},
+    {"tf32_mma_sync", mma_launcher<M128W64K32S3>(),
+     "step 7: the instruction under WMMA, mma.sync m16n8k8, with its documented fragment layout",
+     wb::Precision::tf32, mma_info<M128W64K32S3>(), min_cc_of<M128W64K32S3>()},
     {"tf32_best", launch_tf32_best, "the configuration kTf32Defaults picks for this GPU and shape",
      wb::Precision::tf32, {}, Tf32Inputs::kMinCc},
 };

@@ -4,6 +4,7 @@
 // pitfalls; and CPU checks of the tables, the tile layouts, the padding arithmetic and the default
 // choice.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <string>
@@ -221,6 +222,72 @@ void launch_reads_c_when_beta_is_zero(int M, int N, int K, float alpha, const ty
     config_launcher<Cfg>()(M, N, K, alpha, A, B, b, C, stream);
 }
 
+// Step 7 (mma.sync) has its own kernel: the same classic mistake handed to it.
+using PlantedM = M128W64S3;
+template <class Cfg>
+void mma_drops_k_tail(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                      cudaStream_t stream) {
+    WmmaArgs<float> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, 1);
+    g.k_tiles = K / Cfg::BK;
+    launch_tiled_kernel<Cfg>(mma_tf32_gemm<Cfg, false>, g, tiled_grid<Cfg>(M, N), stream);
+}
+
+// ---- the mma.sync fragment layout, one tile ------------------------------------------------------
+// One m16n8k8 on a 16x8 A and an 8x8 B (row-major in global memory), each lane gathering its
+// registers by the layout of kernels.cuh, section 10. BUG = 1 swaps b0 and b1 (rows t and t + 4
+// of B), BUG = 2 swaps a1 and a2: plausible misreadings of the layout table.
+template <int BUG>
+__global__ void one_mma_tile(const float* A, const float* B, float* C) {
+    const int lane = threadIdx.x, g = lane / 4, t = lane % 4;
+    auto bits = [](float x) { return to_tf32(__float_as_uint(x)); };
+    unsigned a[4] = {bits(A[g * 8 + t]), bits(A[(g + 8) * 8 + t]), bits(A[g * 8 + t + 4]),
+                     bits(A[(g + 8) * 8 + t + 4])};
+    unsigned b[2] = {bits(B[t * 8 + g]), bits(B[(t + 4) * 8 + g])};
+    if (BUG == 1) {
+        const unsigned x = b[0];
+        b[0] = b[1];
+        b[1] = x;
+    }
+    if (BUG == 2) {
+        const unsigned x = a[1];
+        a[1] = a[2];
+        a[2] = x;
+    }
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    mma_m16n8k8_tf32(d, a, b);
+    C[g * 8 + 2 * t] = d[0];
+    C[g * 8 + 2 * t + 1] = d[1];
+    C[(g + 8) * 8 + 2 * t] = d[2];
+    C[(g + 8) * 8 + 2 * t + 1] = d[3];
+}
+
+// Small integers: exact in TF32, every product and sum exact in FP32, so the result must be exact.
+template <int BUG>
+int one_mma_tile_errors() {
+    std::vector<float> a(16 * 8), b(8 * 8), want(16 * 8, 0.0f);
+    for (int i = 0; i < 16 * 8; ++i) a[i] = float((i * 7) % 13 - 6);
+    for (int i = 0; i < 8 * 8; ++i) b[i] = float((i * 5) % 11 - 5);
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 8; ++j)
+            for (int k = 0; k < 8; ++k) want[i * 8 + j] += a[i * 8 + k] * b[k * 8 + j];
+    wb::DeviceBuffer<float> dA(a.size()), dB(b.size()), dC(want.size());
+    dA.upload(a);
+    dB.upload(b);
+    one_mma_tile<BUG><<<1, 32>>>(dA.get(), dB.get(), dC.get());
+    WB_LAUNCH_CHECK();
+    WB_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> c = dC.download();
+    int wrong = 0;
+    for (size_t i = 0; i < c.size(); ++i) wrong += c[i] != want[i];
+    return wrong;
+}
+
+// to_tf32 on the GPU, element by element, for comparison with the harness's round_to_tf32.
+__global__ void round_on_gpu(const float* in, float* out, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = __uint_as_float(to_tf32(__float_as_uint(in[i])));
+}
+
 // ---- layouts and bank arithmetic (CPU) ----------------------------------------------------------
 
 // Every element of a ROWS x COLS tile is moved by exactly one (thread, chunk, element).
@@ -337,6 +404,60 @@ TEST_CASE("06: the check catches planted bugs", "[gpu][06]") {
         CHECK_FALSE(prob.verify(launch_grid_rounded_down<PlantedT>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(launch_reads_c_when_beta_is_zero<PlantedT>, wb::Precision::tf32).pass);
     }
+}
+
+TEST_CASE("06: step 7 follows the documented mma.sync layout, and a misread layout fails", "[gpu][06]") {
+    WB_REQUIRE_GPU();
+    if (device_cc() < 80) WB_SKIP_NOW("TF32 mma.sync needs sm_80");
+    CHECK(one_mma_tile_errors<0>() == 0);
+    CHECK(one_mma_tile_errors<1>() > 0);
+    CHECK(one_mma_tile_errors<2>() > 0);
+    // The whole kernel, handed a K loop that drops the tail, must fail the check too.
+    for (wb::Shape s : {wb::Shape{33, 47, 65}, wb::Shape{64, 48, 1}, wb::Shape{1000, 1013, 777}}) {
+        wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
+        INFO("shape " << wb::to_string(s));
+        CHECK(prob.verify(mma_launcher<PlantedM>(), wb::Precision::tf32).pass);
+        CHECK_FALSE(prob.verify(mma_drops_k_tail<PlantedM>, wb::Precision::tf32).pass);
+    }
+}
+
+TEST_CASE("06: the GPU rounds to TF32 exactly like the reference", "[gpu][06]") {
+    WB_REQUIRE_GPU();
+    if (device_cc() < 80) WB_SKIP_NOW("cvt.rna.tf32.f32 needs sm_80");
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> in = {0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+                             std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min(),
+                             std::numeric_limits<float>::min()};
+    // Ties (the 13 dropped bits exactly 0x1000) and their neighbours, both signs.
+    for (unsigned base : {0x3F800000u, 0x40490000u, 0x00001000u, 0x7F7FE000u})
+        for (unsigned low : {0x0FFFu, 0x1000u, 0x1001u, 0x1FFFu})
+            for (unsigned sign : {0u, 0x80000000u}) {
+                const unsigned u = (base | low) ^ sign;
+                float f;
+                std::memcpy(&f, &u, sizeof f);
+                in.push_back(f);
+            }
+    std::vector<float> random(4096);
+    wb::fill_random(random.data(), random.size(), 5, 1);
+    in.insert(in.end(), random.begin(), random.end());
+    wb::DeviceBuffer<float> dIn(in.size()), dOut(in.size());
+    dIn.upload(in);
+    round_on_gpu<<<wb::ceil_div(int(in.size()), 256), 256>>>(dIn.get(), dOut.get(), int(in.size()));
+    WB_LAUNCH_CHECK();
+    WB_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> out = dOut.download();
+    int wrong = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+        // cvt.rna.tf32.f32 leaves the 13 low bits unspecified (the tensor core ignores them; on sm_90
+        // they keep whatever the rounding add left there): compare the 19 bits that count.
+        const float want = wb::round_to_tf32(in[i]);
+        unsigned w = 0, o = 0;
+        std::memcpy(&w, &want, sizeof w);
+        std::memcpy(&o, &out[i], sizeof o);
+        const bool same = std::isnan(want) ? std::isnan(out[i]) : (w & 0xFFFFE000u) == (o & 0xFFFFE000u);
+        if (!same && wrong++ < 5) WARN("to_tf32(" << in[i] << ") = " << out[i] << ", reference " << want);
+    }
+    CHECK(wrong == 0);
 }
 
 TEST_CASE("06: shapes that are exact tile multiples hide the tail bugs", "[gpu][06]") {
@@ -618,6 +739,11 @@ TEST_CASE("06: every tile configuration's copies and warps cover its tiles exact
     check_tiling<T128W64K32S3>("T128W64K32S3");
     check_tiling<T128W64K32S3Rs>("T128W64K32S3Rs");
     check_tiling<T128x256K32S3>("T128x256K32S3");
+    check_tiling<M128W64S3>("M128W64S3");
+    check_tiling<M128W64x32S3>("M128W64x32S3");
+    check_tiling<M128W64K32S3>("M128W64K32S3");
+    check_tiling<M128W64K32S4>("M128W64K32S4");
+    check_tiling<M128x256K32S3>("M128x256K32S3");
 }
 
 TEST_CASE("06: the banded block order visits every tile exactly once", "[06]") {
@@ -663,6 +789,12 @@ TEST_CASE("06: the padding (SKEW) makes the fragment loads conflict-free", "[06]
     CHECK(tf32_a_wavefronts(T128W64K32S3::A_LD) == 1);  // BK = 32: 36 floats, 4 (mod 8) again
     CHECK(tf32_b_wavefronts(128 + 4) == 2);  // why B needs 8 floats, not 4
     CHECK(tf32_a_wavefronts(16 + 8) == 2);   // and why A needs 4, not 8
+    // Step 7: ldmatrix on 16-byte rows of A (4 floats), 4-byte loads of B in the same lane pattern.
+    CHECK(ldmatrix_wavefronts(M128W64K32S3::A_LD * 4) == 1);  // 144 bytes: 9 units of 16
+    CHECK(ldmatrix_wavefronts(M128W64S3::A_LD * 4) == 1);     // 80 bytes: 5 units
+    CHECK(ldmatrix_wavefronts(32 * 4) == 8);                  // unpadded BK = 32: one bank group
+    CHECK(tf32_b_wavefronts(M128W64K32S3::B_LD) == 1);
+    CHECK(tf32_b_wavefronts(M128x256K32S3::B_LD) == 1);
     // The epilogue's staging rows: WN + 8 floats, not WN + 4.
     CHECK(accumulator_store_wavefronts(H128x256S3::STAGE_LD) == 1);
     CHECK(accumulator_store_wavefronts(H128S3::STAGE_LD) == 1);
