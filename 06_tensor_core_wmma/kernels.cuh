@@ -480,7 +480,7 @@ __device__ __forceinline__ void copy_chunk_async(T* dst, const T* src, int valid
 // columns n0..): where it comes from, how many of its elements are inside, where it goes.
 template <class T>
 struct ChunkRef {
-    const T* src;  // a valid address even when nothing is read (then: the matrix itself)
+    const T* src;  // where the chunk starts; read only when valid > 0 (it may lie past the matrix)
     int valid;     // elements inside the matrix, 0..CHUNK
     int smem;      // offset in the shared tile, in elements
 };
@@ -490,23 +490,50 @@ __device__ __forceinline__ int elements_inside(bool line_inside, int remaining) 
     return line_inside ? ::min(::max(remaining, 0), CHUNK) : 0;
 }
 
-template <class Cfg, class T>
-__device__ __forceinline__ ChunkRef<T> a_chunk(const WmmaArgs<T>& g, const BlockCoord& t, int k0, int i) {
+// A thread's chunks of a tile lie ROW_STEP rows apart in one column (ChunkGrid), and the next tile
+// starts BK columns of A (BK rows of B) further on. So the addresses and bounds are worked out once
+// per block, here, and each chunk of each tile then costs one multiply-add of a constant. (Written
+// as A + (m0 + row) * K + k0 + col per chunk and tile, every chunk needs a 64-bit multiply; with
+// 200-odd registers holding accumulators the compiler recomputes such values instead of keeping
+// them, about 15 instructions per chunk: in step 7 that was a third of the main loop.)
+template <class Cfg>
+struct ChunkSources {
+    using T = typename Cfg::Element;
     using AC = typename Cfg::AChunks;
-    const int r = AC::row(threadIdx.x, i), c = AC::col(threadIdx.x);
-    const int row = t.m0 + r, k = k0 + c;
-    const int valid = elements_inside<Cfg::Inputs::CHUNK>(row < g.M, g.K - k);
-    return {valid > 0 ? g.A + size_t(row) * g.K + k : g.A, valid, r * Cfg::A_LD + c};
-}
-
-template <class Cfg, class T>
-__device__ __forceinline__ ChunkRef<T> b_chunk(const WmmaArgs<T>& g, const BlockCoord& t, int k0, int i) {
     using BC = typename Cfg::BChunks;
-    const int r = BC::row(threadIdx.x, i), c = BC::col(threadIdx.x);
-    const int k = k0 + r, col = t.n0 + c;
-    const int valid = elements_inside<Cfg::Inputs::CHUNK>(k < g.K, g.N - col);
-    return {valid > 0 ? g.B + size_t(k) * g.N + col : g.B, valid, r * Cfg::B_LD + c};
-}
+    static constexpr int CHUNK = Cfg::Inputs::CHUNK;
+    const T* a;                    // this thread's chunk 0 of the A tile at k0 = 0
+    const T* b;                    // and of the B tile
+    long long a_step, b_step;      // elements from one of its chunks to the next (ROW_STEP rows)
+    int n;                         // row length of B
+    int a_rows_left, a_cols_left;  // rows of A from chunk 0's row on, columns from its column on
+    int b_rows_left, b_cols_left;  // the same in B (at k0 = 0)
+
+    __device__ __forceinline__ ChunkSources(const WmmaArgs<T>& g, const BlockCoord& t) {
+        const int tid = threadIdx.x;
+        const int ar = t.m0 + AC::row(tid, 0), ac = AC::col(tid);
+        const int br = BC::row(tid, 0), bc = t.n0 + BC::col(tid);
+        a = g.A + (long long)ar * g.K + ac;
+        b = g.B + (long long)br * g.N + bc;
+        a_step = (long long)AC::ROW_STEP * g.K;
+        b_step = (long long)BC::ROW_STEP * g.N;
+        n = g.N;
+        a_rows_left = g.M - ar;
+        a_cols_left = g.K - ac;
+        b_rows_left = g.K - br;
+        b_cols_left = g.N - bc;
+    }
+    __device__ __forceinline__ ChunkRef<T> a_chunk(int k0, int i) const {
+        const int valid = elements_inside<CHUNK>(i * AC::ROW_STEP < a_rows_left, a_cols_left - k0);
+        return {a + (i * a_step + k0), valid, AC::row(threadIdx.x, i) * Cfg::A_LD + AC::col(threadIdx.x)};
+    }
+    // b_tile: b + k0 * n, the same for every chunk of the tile (b_tile_start).
+    __device__ __forceinline__ ChunkRef<T> b_chunk(const T* b_tile, int k0, int i) const {
+        const int valid = elements_inside<CHUNK>(i * BC::ROW_STEP < b_rows_left - k0, b_cols_left);
+        return {b_tile + i * b_step, valid, BC::row(threadIdx.x, i) * Cfg::B_LD + BC::col(threadIdx.x)};
+    }
+    __device__ __forceinline__ const T* b_tile_start(int k0) const { return b + (long long)k0 * n; }
+};
 
 // Steps 2 and 3: the thread's chunks of the next tiles pass through registers. All loads are
 // issued first (load), then all stores (store): the loads of one thread are in flight together.
@@ -516,15 +543,16 @@ struct TileRegisters {
     uint4 a[Cfg::AChunks::PER_THREAD];
     uint4 b[Cfg::BChunks::PER_THREAD];
 
-    __device__ __forceinline__ void load(const WmmaArgs<T>& g, const BlockCoord& t, int k0) {
+    __device__ __forceinline__ void load(const ChunkSources<Cfg>& src, int k0) {
 #pragma unroll
         for (int i = 0; i < Cfg::AChunks::PER_THREAD; ++i) {
-            const ChunkRef<T> ch = a_chunk<Cfg>(g, t, k0, i);
+            const ChunkRef<T> ch = src.a_chunk(k0, i);
             a[i] = load_chunk<T, VEC>(ch.src, ch.valid);
         }
+        const T* b_tile = src.b_tile_start(k0);
 #pragma unroll
         for (int i = 0; i < Cfg::BChunks::PER_THREAD; ++i) {
-            const ChunkRef<T> ch = b_chunk<Cfg>(g, t, k0, i);
+            const ChunkRef<T> ch = src.b_chunk(b_tile, k0, i);
             b[i] = load_chunk<T, VEC>(ch.src, ch.valid);
         }
     }
@@ -575,18 +603,18 @@ __device__ __forceinline__ void round_own_chunks(typename Cfg::Element* As, type
 
 // Steps 4 to 6: the thread's chunks of the tiles starting at k0, by cp.async.
 template <class Cfg, bool VEC>
-__device__ __forceinline__ void copy_tiles_async(const WmmaArgs<typename Cfg::Element>& g,
-                                                 const BlockCoord& t, int k0, typename Cfg::Element* As,
-                                                 typename Cfg::Element* Bs) {
+__device__ __forceinline__ void copy_tiles_async(const ChunkSources<Cfg>& src, int k0,
+                                                 typename Cfg::Element* As, typename Cfg::Element* Bs) {
     using T = typename Cfg::Element;
 #pragma unroll
     for (int i = 0; i < Cfg::AChunks::PER_THREAD; ++i) {
-        const ChunkRef<T> ch = a_chunk<Cfg>(g, t, k0, i);
+        const ChunkRef<T> ch = src.a_chunk(k0, i);
         copy_chunk_async<T, VEC>(As + ch.smem, ch.src, ch.valid);
     }
+    const T* b_tile = src.b_tile_start(k0);
 #pragma unroll
     for (int i = 0; i < Cfg::BChunks::PER_THREAD; ++i) {
-        const ChunkRef<T> ch = b_chunk<Cfg>(g, t, k0, i);
+        const ChunkRef<T> ch = src.b_chunk(b_tile, k0, i);
         copy_chunk_async<T, VEC>(Bs + ch.smem, ch.src, ch.valid);
     }
 }
@@ -677,9 +705,10 @@ __device__ __forceinline__ void mainloop_load_then_compute(const WmmaArgs<typena
                                                            Accumulators<Cfg>& acc) {
     static_assert(Cfg::STAGES == 1, "the load-then-compute loop uses one stage");
     // BEGIN SOLUTION: per kt: TileRegisters load/store to stage 0, sync, mma_stage, sync
+    const ChunkSources<Cfg> src(g, t);
     for (int kt = 0; kt < g.k_tiles; ++kt) {
         TileRegisters<Cfg, VEC> next;
-        next.load(g, t, kt * Cfg::BK);
+        next.load(src, kt * Cfg::BK);
         next.store(a_stage<Cfg>(smem, 0), b_stage<Cfg>(smem, 0));
         round_own_chunks<Cfg>(a_stage<Cfg>(smem, 0), b_stage<Cfg>(smem, 0));
         __syncthreads();  // the tiles are complete before any warp loads a fragment from them
@@ -701,10 +730,11 @@ __device__ __forceinline__ void mainloop_cp_async_ring(const WmmaArgs<typename C
                                                        const BlockCoord& t, typename Cfg::Element* smem,
                                                        Compute&& compute) {
     static_assert(Cfg::STAGES >= 2, "the cp.async ring needs at least two stages");
+    const ChunkSources<Cfg> src(g, t);
 #pragma unroll
     for (int s = 0; s < Cfg::STAGES - 1; ++s) {
         if (s < g.k_tiles)
-            copy_tiles_async<Cfg, VEC>(g, t, s * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
+            copy_tiles_async<Cfg, VEC>(src, s * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
         wb::cp_async_commit();
     }
     for (int kt = 0; kt < g.k_tiles; ++kt) {
@@ -714,7 +744,7 @@ __device__ __forceinline__ void mainloop_cp_async_ring(const WmmaArgs<typename C
         const int ahead = kt + Cfg::STAGES - 1;
         if (ahead < g.k_tiles) {
             const int s = ahead % Cfg::STAGES;
-            copy_tiles_async<Cfg, VEC>(g, t, ahead * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
+            copy_tiles_async<Cfg, VEC>(src, ahead * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
         }
         wb::cp_async_commit();
         const int s = kt % Cfg::STAGES;
@@ -872,6 +902,12 @@ struct Tf32MmaInputs {
     static constexpr bool kCompiled = WB06_TF32_WMMA != 0;
 };
 
+// Rounded once per element of a shared tile (round_own_chunks, section 5) instead of after every
+// fragment load: the counterexample of the WMMA path (Tf32RoundedInShared), measured again here.
+struct Tf32MmaRoundedInShared : Tf32MmaInputs {
+    static constexpr bool kRoundInShared = true;
+};
+
 template <class Cfg>
 using MmaAccumulators = float[Cfg::FM][2 * Cfg::FN][4];  // [m-tile of 16][n-tile of 8][c0..c3]
 
@@ -926,7 +962,12 @@ __device__ __forceinline__ unsigned mma_b_lane_offset(int warp_col, int lane) {
 }
 
 // One stage: per k-step of 8, FM ldmatrix.x4 for A and 2 FN pairs of loads for B, every element
-// rounded once after its load, then FM x 2 FN mma.sync.
+// rounded once after its load (unless the tile was rounded in shared memory), then FM x 2 FN
+// mma.sync.
+template <class Cfg>
+__device__ __forceinline__ unsigned round_loaded(unsigned bits) {
+    return Cfg::Inputs::kRoundInShared ? bits : to_tf32(bits);
+}
 template <class Cfg>
 __device__ __forceinline__ void mma_sync_stage(unsigned a_lane, unsigned b_lane, MmaAccumulators<Cfg>& acc) {
     // BEGIN SOLUTION: per k-step of 8: ldmatrix_x4 per m-tile, lds32 pairs per n-tile, to_tf32, mma
@@ -938,12 +979,12 @@ __device__ __forceinline__ void mma_sync_stage(unsigned a_lane, unsigned b_lane,
         for (int i = 0; i < MT; ++i) {
             ldmatrix_x4(a[i], a_lane + 4u * unsigned(16 * i * Cfg::A_LD + kk));
 #pragma unroll
-            for (int e = 0; e < 4; ++e) a[i][e] = to_tf32(a[i][e]);
+            for (int e = 0; e < 4; ++e) a[i][e] = round_loaded<Cfg>(a[i][e]);
         }
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
-            b[j][0] = to_tf32(lds32(b_lane + 4u * unsigned(kk * Cfg::B_LD + 8 * j)));
-            b[j][1] = to_tf32(lds32(b_lane + 4u * unsigned((kk + 4) * Cfg::B_LD + 8 * j)));
+            b[j][0] = round_loaded<Cfg>(lds32(b_lane + 4u * unsigned(kk * Cfg::B_LD + 8 * j)));
+            b[j][1] = round_loaded<Cfg>(lds32(b_lane + 4u * unsigned((kk + 4) * Cfg::B_LD + 8 * j)));
         }
 #pragma unroll
         for (int i = 0; i < MT; ++i)
@@ -975,7 +1016,7 @@ __device__ __forceinline__ void epilogue_mma(const WmmaArgs<float>& g, const Blo
 
 template <class Cfg, bool VEC>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_tf32_gemm(WmmaArgs<float> g) {
-    static_assert(std::is_same<typename Cfg::Inputs, Tf32MmaInputs>::value, "a Tiling of Tf32MmaInputs");
+    static_assert(std::is_base_of<Tf32MmaInputs, typename Cfg::Inputs>::value, "a Tiling of Tf32MmaInputs");
     static_assert(Cfg::SKEW_A % 8 == 4, "ldmatrix reads 8 rows of 16 bytes: rows of A must be 4 (mod 8) "
                                         "floats long to be conflict-free");
     extern __shared__ __align__(128) unsigned char smem_bytes[];
@@ -1065,25 +1106,26 @@ dim3 tiled_grid(int M, int N) {
 }
 
 // A tiled kernel with Cfg::THREADS threads and Cfg::SMEM_BYTES of dynamic shared memory. Above
-// 48 KB a kernel must opt in, once per kernel (one GPU per process assumed).
-template <class Cfg, class Args>
-void launch_tiled_kernel(void (*kernel)(Args), const Args& g, dim3 grid, cudaStream_t stream) {
+// 48 KB a kernel must opt in, once per kernel (one GPU per process assumed): the kernel is a
+// template argument, so that each kernel gets its own `raised` flag.
+template <class Cfg, auto KERNEL, class Args>
+void launch_tiled_kernel(const Args& g, dim3 grid, cudaStream_t stream) {
     if constexpr (Cfg::SMEM_BYTES > 48 * 1024) {
-        static const bool raised = [&] {
+        static const bool raised = [] {
             WB_CUDA_CHECK(
-                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES));
+                cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES));
             return true;
         }();
         (void)raised;
     }
-    kernel<<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, stream>>>(g);
+    KERNEL<<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, stream>>>(g);
     WB_LAUNCH_CHECK();
 }
 
 // One kernel instantiation with ready-made arguments (the tests' planted bugs come in here too).
 template <class Cfg, Mainloop LOOP, Epilogue EPI, bool VEC>
 void launch_wmma_kernel(const WmmaArgs<typename Cfg::Element>& g, dim3 grid, cudaStream_t stream) {
-    launch_tiled_kernel<Cfg>(wmma_gemm_tiled<Cfg, LOOP, EPI, VEC>, g, grid, stream);
+    launch_tiled_kernel<Cfg, wmma_gemm_tiled<Cfg, LOOP, EPI, VEC>>(g, grid, stream);
 }
 
 // The launcher of every tiled step and configuration, with the chapter's signature (HgemmFn for
@@ -1110,9 +1152,9 @@ void launch_mma_tf32(int M, int N, int K, float alpha, const float* A, const flo
     require_gpu(Cfg::Inputs::kMinCc, Cfg::SMEM_BYTES, "TF32 mma.sync");
     const WmmaArgs<float> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, GROUP);
     if (chunk_access_ok(A, K) && chunk_access_ok(B, N))
-        launch_tiled_kernel<Cfg>(mma_tf32_gemm<Cfg, true>, g, tiled_grid<Cfg>(M, N), stream);
+        launch_tiled_kernel<Cfg, mma_tf32_gemm<Cfg, true>>(g, tiled_grid<Cfg>(M, N), stream);
     else
-        launch_tiled_kernel<Cfg>(mma_tf32_gemm<Cfg, false>, g, tiled_grid<Cfg>(M, N), stream);
+        launch_tiled_kernel<Cfg, mma_tf32_gemm<Cfg, false>>(g, tiled_grid<Cfg>(M, N), stream);
 }
 
 // The smallest compute capability a configuration runs on: the input type's, and 8.0 where the
@@ -1161,6 +1203,10 @@ using M128W64K32S3 = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 3, 4, 8>;   // 
 using M128W64K32S4 = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 4, 4, 8>;   // 140 KB: sm_90
 using M128x256K32S3 = Tiling<Tf32MmaInputs, 128, 256, 32, 64, 64, 3, 4, 8>;  // 158 KB: sm_90
 using M128W64x32S3 = Tiling<Tf32MmaInputs, 128, 128, 16, 64, 32, 3, 4, 8>;   // 8 warps
+using M128x256S3 = Tiling<Tf32MmaInputs, 128, 256, 16, 64, 64, 3, 4, 8>;     // 79.5 KB
+using M256x128K32S3 = Tiling<Tf32MmaInputs, 256, 128, 32, 64, 64, 3, 4, 8>;  // 159 KB: sm_90
+using M128W64S3Rs = Tiling<Tf32MmaRoundedInShared, 128, 128, 16, 64, 64, 3, 4, 8>;
+using M128x256K32S3Rs = Tiling<Tf32MmaRoundedInShared, 128, 256, 32, 64, 64, 3, 4, 8>;
 
 constexpr int kBand = 8;  // tile rows per band of the block order (section 6)
 
@@ -1232,6 +1278,14 @@ inline const wb::SgemmVariant kTf32Configs[] = {
      wb::Precision::tf32, mma_info<M128W64K32S4>(), min_cc_of<M128W64K32S4>()},
     {"m_128x256_w64x64_k32_s3", mma_launcher<M128x256K32S3>(), "TF32 mma.sync, BK = 32, 8 warps of 64x64",
      wb::Precision::tf32, mma_info<M128x256K32S3>(), min_cc_of<M128x256K32S3>()},
+    {"m_128x256_w64x64_s3", mma_launcher<M128x256S3>(), "TF32 mma.sync, 8 warps of 64x64",
+     wb::Precision::tf32, mma_info<M128x256S3>(), min_cc_of<M128x256S3>()},
+    {"m_256x128_w64x64_k32_s3", mma_launcher<M256x128K32S3>(), "TF32 mma.sync, BK = 32, tall tile",
+     wb::Precision::tf32, mma_info<M256x128K32S3>(), min_cc_of<M256x128K32S3>()},
+    {"m_128x128_w64x64_s3_rs", mma_launcher<M128W64S3Rs>(), "TF32 mma.sync, rounded in shared memory",
+     wb::Precision::tf32, mma_info<M128W64S3Rs>(), min_cc_of<M128W64S3Rs>()},
+    {"m_128x256_w64x64_k32_s3_rs", mma_launcher<M128x256K32S3Rs>(), "TF32 mma.sync, BK = 32, rounded in shared",
+     wb::Precision::tf32, mma_info<M128x256K32S3Rs>(), min_cc_of<M128x256K32S3Rs>()},
 };
 // clang-format on
 

@@ -229,7 +229,7 @@ void mma_drops_k_tail(int M, int N, int K, float alpha, const float* A, const fl
                       cudaStream_t stream) {
     WmmaArgs<float> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, 1);
     g.k_tiles = K / Cfg::BK;
-    launch_tiled_kernel<Cfg>(mma_tf32_gemm<Cfg, false>, g, tiled_grid<Cfg>(M, N), stream);
+    launch_tiled_kernel<Cfg, mma_tf32_gemm<Cfg, false>>(g, tiled_grid<Cfg>(M, N), stream);
 }
 
 // ---- the mma.sync fragment layout, one tile ------------------------------------------------------
@@ -744,6 +744,10 @@ TEST_CASE("06: every tile configuration's copies and warps cover its tiles exact
     check_tiling<M128W64K32S3>("M128W64K32S3");
     check_tiling<M128W64K32S4>("M128W64K32S4");
     check_tiling<M128x256K32S3>("M128x256K32S3");
+    check_tiling<M128x256S3>("M128x256S3");
+    check_tiling<M256x128K32S3>("M256x128K32S3");
+    check_tiling<M128W64S3Rs>("M128W64S3Rs");
+    check_tiling<M128x256K32S3Rs>("M128x256K32S3Rs");
 }
 
 TEST_CASE("06: the banded block order visits every tile exactly once", "[06]") {
