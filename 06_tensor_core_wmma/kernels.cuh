@@ -899,6 +899,7 @@ struct Tf32MmaInputs {
     static constexpr int CHUNK = 16 / int(sizeof(Element));
     static constexpr int kMinCc = 80;
     static constexpr bool kRoundInShared = false;
+    static constexpr bool kTiesEven = false;
     static constexpr bool kCompiled = WB06_TF32_WMMA != 0;
 };
 
@@ -906,6 +907,11 @@ struct Tf32MmaInputs {
 // fragment load: the counterexample of the WMMA path (Tf32RoundedInShared), measured again here.
 struct Tf32MmaRoundedInShared : Tf32MmaInputs {
     static constexpr bool kRoundInShared = true;
+};
+
+// Experiment: ties to even (cvt.rn.tf32.f32, sm_90).
+struct Tf32MmaTiesEven : Tf32MmaInputs {
+    static constexpr bool kTiesEven = true;
 };
 
 template <class Cfg>
@@ -925,10 +931,18 @@ __device__ __forceinline__ unsigned lds32(unsigned addr) {
     asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
     return v;
 }
-// Round to the nearest TF32, ties away from zero: the same as wmma::__float_to_tf32.
+// Round to the nearest TF32, ties away from zero: the same as wmma::__float_to_tf32 (cvt.rna).
+// TIES_EVEN: ties to even instead (cvt.rn, PTX 7.8, sm_90 only; elsewhere cvt.rna).
+template <bool TIES_EVEN = false>
 __device__ __forceinline__ unsigned to_tf32(unsigned bits) {
 #if WB06_TF32_WMMA
     unsigned r;
+#if __CUDA_ARCH__ >= 900
+    if constexpr (TIES_EVEN) {
+        asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(bits)));
+        return r;
+    }
+#endif
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(bits)));
     return r;
 #else
@@ -966,7 +980,7 @@ __device__ __forceinline__ unsigned mma_b_lane_offset(int warp_col, int lane) {
 // mma.sync.
 template <class Cfg>
 __device__ __forceinline__ unsigned round_loaded(unsigned bits) {
-    return Cfg::Inputs::kRoundInShared ? bits : to_tf32(bits);
+    return Cfg::Inputs::kRoundInShared ? bits : to_tf32<Cfg::Inputs::kTiesEven>(bits);
 }
 template <class Cfg>
 __device__ __forceinline__ void mma_sync_stage(unsigned a_lane, unsigned b_lane, MmaAccumulators<Cfg>& acc) {
@@ -1207,6 +1221,8 @@ using M128x256S3 = Tiling<Tf32MmaInputs, 128, 256, 16, 64, 64, 3, 4, 8>;     // 
 using M256x128K32S3 = Tiling<Tf32MmaInputs, 256, 128, 32, 64, 64, 3, 4, 8>;  // 159 KB: sm_90
 using M128W64S3Rs = Tiling<Tf32MmaRoundedInShared, 128, 128, 16, 64, 64, 3, 4, 8>;
 using M128x256K32S3Rs = Tiling<Tf32MmaRoundedInShared, 128, 256, 32, 64, 64, 3, 4, 8>;
+using M128W64K32S3Rne = Tiling<Tf32MmaTiesEven, 128, 128, 32, 64, 64, 3, 4, 8>;
+using M128x256K32S3Rne = Tiling<Tf32MmaTiesEven, 128, 256, 32, 64, 64, 3, 4, 8>;
 
 constexpr int kBand = 8;  // tile rows per band of the block order (section 6)
 
@@ -1286,6 +1302,10 @@ inline const wb::SgemmVariant kTf32Configs[] = {
      wb::Precision::tf32, mma_info<M128W64S3Rs>(), min_cc_of<M128W64S3Rs>()},
     {"m_128x256_w64x64_k32_s3_rs", mma_launcher<M128x256K32S3Rs>(), "TF32 mma.sync, BK = 32, rounded in shared",
      wb::Precision::tf32, mma_info<M128x256K32S3Rs>(), min_cc_of<M128x256K32S3Rs>()},
+    {"m_128x128_w64x64_k32_s3_rne", mma_launcher<M128W64K32S3Rne>(), "TF32 mma.sync, BK = 32, ties to even",
+     wb::Precision::tf32, mma_info<M128W64K32S3Rne>(), min_cc_of<M128W64K32S3Rne>()},
+    {"m_128x256_w64x64_k32_s3_rne", mma_launcher<M128x256K32S3Rne>(), "TF32 mma.sync, BK = 32, 8 warps, ties to even",
+     wb::Precision::tf32, mma_info<M128x256K32S3Rne>(), min_cc_of<M128x256K32S3Rne>()},
 };
 // clang-format on
 
