@@ -239,7 +239,7 @@ void mma_drops_k_tail(int M, int N, int K, float alpha, const float* A, const fl
 template <int BUG>
 __global__ void one_mma_tile(const float* A, const float* B, float* C) {
     const int lane = threadIdx.x, g = lane / 4, t = lane % 4;
-    auto bits = [](float x) { return to_tf32(__float_as_uint(x)); };
+    auto bits = [](float x) { return __float_as_uint(tf32_round(x)); };
     unsigned a[4] = {bits(A[g * 8 + t]), bits(A[(g + 8) * 8 + t]), bits(A[g * 8 + t + 4]),
                      bits(A[(g + 8) * 8 + t + 4])};
     unsigned b[2] = {bits(B[t * 8 + g]), bits(B[(t + 4) * 8 + g])};
@@ -282,10 +282,31 @@ int one_mma_tile_errors() {
     return wrong;
 }
 
-// to_tf32 on the GPU, element by element, for comparison with the harness's round_to_tf32.
-__global__ void round_on_gpu(const float* in, float* out, int n) {
+// tf32_round on the GPU, element by element, both tie rules.
+__global__ void round_on_gpu(const float* in, float* away, float* even, int n) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = __uint_as_float(to_tf32(__float_as_uint(in[i])));
+    if (i >= n) return;
+    away[i] = tf32_round<false>(in[i]);
+    even[i] = tf32_round<true>(in[i]);
+}
+
+// Ties to even on the CPU: add just under half a TF32 unit, plus the last kept bit, then truncate.
+float round_to_tf32_ties_even(float x) {
+    if (!std::isfinite(x)) return x;
+    unsigned u = 0;
+    std::memcpy(&u, &x, sizeof u);
+    u = (u + 0x0FFFu + ((u >> 13) & 1u)) & 0xFFFFE000u;
+    std::memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+// The 19 bits the tensor core reads (sign, exponent, 10 mantissa bits) agree; NaN matches any NaN.
+bool same_tf32(float want, float got) {
+    if (std::isnan(want)) return std::isnan(got);
+    unsigned w = 0, g = 0;
+    std::memcpy(&w, &want, sizeof w);
+    std::memcpy(&g, &got, sizeof g);
+    return (w & 0xFFFFE000u) == (g & 0xFFFFE000u);
 }
 
 // ---- layouts and bank arithmetic (CPU) ----------------------------------------------------------
@@ -423,13 +444,13 @@ TEST_CASE("06: step 7 follows the documented mma.sync layout, and a misread layo
 
 TEST_CASE("06: the GPU rounds to TF32 exactly like the reference", "[gpu][06]") {
     WB_REQUIRE_GPU();
-    if (device_cc() < 80) WB_SKIP_NOW("cvt.rna.tf32.f32 needs sm_80");
+    if (device_cc() < 80) WB_SKIP_NOW("TF32 rounding instructions need sm_80");
     const float inf = std::numeric_limits<float>::infinity();
     std::vector<float> in = {0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
                              std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min(),
                              std::numeric_limits<float>::min()};
     // Ties (the 13 dropped bits exactly 0x1000) and their neighbours, both signs.
-    for (unsigned base : {0x3F800000u, 0x40490000u, 0x00001000u, 0x7F7FE000u})
+    for (unsigned base : {0x3F800000u, 0x3F802000u, 0x40490000u, 0x00000000u, 0x7F7FE000u})
         for (unsigned low : {0x0FFFu, 0x1000u, 0x1001u, 0x1FFFu})
             for (unsigned sign : {0u, 0x80000000u}) {
                 const unsigned u = (base | low) ^ sign;
@@ -440,24 +461,30 @@ TEST_CASE("06: the GPU rounds to TF32 exactly like the reference", "[gpu][06]") 
     std::vector<float> random(4096);
     wb::fill_random(random.data(), random.size(), 5, 1);
     in.insert(in.end(), random.begin(), random.end());
-    wb::DeviceBuffer<float> dIn(in.size()), dOut(in.size());
+    wb::DeviceBuffer<float> dIn(in.size()), dAway(in.size()), dEven(in.size());
     dIn.upload(in);
-    round_on_gpu<<<wb::ceil_div(int(in.size()), 256), 256>>>(dIn.get(), dOut.get(), int(in.size()));
+    round_on_gpu<<<wb::ceil_div(int(in.size()), 256), 256>>>(dIn.get(), dAway.get(), dEven.get(), int(in.size()));
     WB_LAUNCH_CHECK();
     WB_CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> out = dOut.download();
-    int wrong = 0;
+    const std::vector<float> away = dAway.download(), even = dEven.download();
+    // cvt.rna leaves the 13 low bits unspecified (nvcc's code keeps what its add left there); the
+    // tensor core ignores them, so same_tf32 compares the rest. Ties to even exists on sm_90 only;
+    // below, tf32_round<true> falls back to ties away.
+    const bool has_even = device_cc() >= 90;
+    int wrong_away = 0, wrong_even = 0, ties_differ = 0;
     for (size_t i = 0; i < in.size(); ++i) {
-        // cvt.rna.tf32.f32 leaves the 13 low bits unspecified (the tensor core ignores them; on sm_90
-        // they keep whatever the rounding add left there): compare the 19 bits that count.
-        const float want = wb::round_to_tf32(in[i]);
-        unsigned w = 0, o = 0;
-        std::memcpy(&w, &want, sizeof w);
-        std::memcpy(&o, &out[i], sizeof o);
-        const bool same = std::isnan(want) ? std::isnan(out[i]) : (w & 0xFFFFE000u) == (o & 0xFFFFE000u);
-        if (!same && wrong++ < 5) WARN("to_tf32(" << in[i] << ") = " << out[i] << ", reference " << want);
+        const float want_away = wb::round_to_tf32(in[i]);
+        const float want_even = has_even ? round_to_tf32_ties_even(in[i]) : want_away;
+        if (!same_tf32(want_away, away[i]) && wrong_away++ < 5)
+            WARN("ties away: " << in[i] << " -> " << away[i] << ", reference " << want_away);
+        if (!same_tf32(want_even, even[i]) && wrong_even++ < 5)
+            WARN("ties to even: " << in[i] << " -> " << even[i] << ", reference " << want_even);
+        ties_differ += !same_tf32(away[i], even[i]);
     }
-    CHECK(wrong == 0);
+    CHECK(wrong_away == 0);
+    CHECK(wrong_even == 0);
+    // The two rules differ only on ties: 0x3F801000 rounds down to even, 0x3F803000 up either way.
+    if (has_even) CHECK(ties_differ > 0);
 }
 
 TEST_CASE("06: shapes that are exact tile multiples hide the tail bugs", "[gpu][06]") {
@@ -748,6 +775,9 @@ TEST_CASE("06: every tile configuration's copies and warps cover its tiles exact
     check_tiling<M256x128K32S3>("M256x128K32S3");
     check_tiling<M128W64S3Rs>("M128W64S3Rs");
     check_tiling<M128x256K32S3Rs>("M128x256K32S3Rs");
+    check_tiling<M128W64K32S3Rna>("M128W64K32S3Rna");
+    check_tiling<M64S3>("M64S3");
+    check_tiling<M128W64K32S2>("M128W64K32S2");
 }
 
 TEST_CASE("06: the banded block order visits every tile exactly once", "[06]") {
