@@ -688,6 +688,13 @@ TEST_CASE("06: the default configuration follows the GPU and the shape", "[06]")
     CHECK(min_cc_of<H128x256S3>() == 80);  // 79.5 KB: does not
     CHECK(min_cc_of<T64S3>() == 80);       // TF32
     CHECK(min_cc_of<T128W64K32S3>() == 90);  // 105 KB: Hopper (sm_90 grants 227 KB per block)
+    CHECK(min_cc_of<M128W64K32S2>() == 80);  // step 7's default: 70 KB, every TF32 GPU
+    // Every TF32 default of every line runs on every GPU of that line (99 KB from sm_80 on).
+    for (const DefaultChoice& d : kTf32Defaults)
+        for (const char* name : {d.large, d.medium, d.small}) {
+            INFO(name);
+            CHECK(find_config(kTf32Configs, name).min_cc <= std::max(d.min_cc, 80));
+        }
 }
 
 TEST_CASE("06: FP16 overflows above 65504 and underflows below 2^-24; TF32 does not", "[06]") {
