@@ -19,13 +19,16 @@
 //   step 6  wmma_128x256_swizzle  64x64 per warp (4x4 fragments), a 128x256 block tile, blocks
 //                                 walked in bands of 8 tile rows so that A and B stay in L2.
 //           wmma_best             the configuration kHgemmDefaults picks for this GPU and shape.
-//   TF32    tf32_wmma, tf32_best  the same kernel on FP32 inputs rounded to TF32 (sm_80+); its
-//                                 fragments are loaded with the address space spelled out (section
-//                                 1), and on Hopper tf32_best takes BK = 32 floats (105 KB of smem).
+//   TF32    tf32_wmma             the same kernel on FP32 inputs rounded to TF32 (sm_80+); its
+//                                 fragments are loaded with the address space spelled out (section 1).
+//   step 7  tf32_mma_sync         TF32 without WMMA: mma.sync m16n8k8 with its documented register
+//                                 layout, A loaded by ldmatrix (section 10).
+//           tf32_best             the configuration kTf32Defaults picks (step 7 on the H200).
 //
 // Steps 2 to 6 and TF32 are ONE kernel template, wmma_gemm_tiled<Cfg, LOOP, EPI, VEC>: the tile
 // configuration (section 4, which also names the input type of section 1), the main loop
-// (section 7), the epilogue (section 8) and the alignment choice VEC (section 5).
+// (section 7), the epilogue (section 8) and the alignment choice VEC (section 5). Step 7 is a
+// second kernel, mma_tf32_gemm, built from the same tiles, copies, main loop and epilogue.
 //
 // Any shape: tiles hanging over an edge of A or B are zero-filled (zeros add nothing to a dot
 // product), fragments of C that hang over the edge of C leave through a small staging area, and
@@ -60,9 +63,9 @@ namespace wmma = nvcuda::wmma;
 //   FragA/B/C the fragment types, and round_inputs(), applied to each fragment of A and B
 //
 // TF32 (sm_80+) is not a storage type: a TF32 fragment holds ordinary floats, and the tensor core
-// uses only their sign, exponent and top 10 mantissa bits. wmma::__float_to_tf32 rounds a float
-// to the nearest of those (ties away from zero); without it the hardware simply ignores the low
-// 13 bits, which truncates. The reference of the harness rounds to nearest, as we do.
+// uses only their sign, exponent and top 10 mantissa bits. tf32_round (below) rounds a float to
+// the nearest of those; without it the hardware simply ignores the low 13 bits, which truncates.
+// The reference of the harness rounds to nearest too.
 //
 // The TF32 types exist only where the compiler targets sm_80 or newer. nvcc compiles this header
 // once for the host and once per GPU architecture; in the sm_75 pass Tf32Inputs has no fragments,
@@ -897,7 +900,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 // wmma::mma_sync on TF32 fragments compiles to PTX mma.sync.m16n8k8 (HMMA in the machine code), but
 // WMMA hides which element of a tile each lane holds, so every fragment load must go through
 // wmma.load: 4 loads of 4 bytes per fragment, each with its own address arithmetic, and the rounding
-// applied to an opaque array (README, "Why TF32 stays near 31 %"). The PTX ISA documents the layout
+// applied to an opaque array (README, "Why WMMA's TF32 stays near a third of cuBLAS"). The PTX ISA documents the layout
 // of mma.sync.m16n8k8 with .tf32 inputs. With lane = 4 g + t (g = lane / 4 in 0..7, t = lane % 4):
 //
 //   A, 16 x 8, row-major:    a0 = A[g][t]    a1 = A[g+8][t]    a2 = A[g][t+4]    a3 = A[g+8][t+4]
