@@ -923,7 +923,6 @@ struct Tf32MmaInputs {
     static constexpr int kMinCc = 80;
     static constexpr bool kRoundInShared = false;
     static constexpr bool kTiesEven = true;
-    static constexpr bool kWideB = false;  // see Tf32MmaWideB
     static constexpr bool kCompiled = WB06_TF32_WMMA != 0;
 };
 
@@ -937,19 +936,6 @@ struct Tf32MmaRoundedInShared : Tf32MmaInputs {
 struct Tf32MmaTiesAway : Tf32MmaInputs {
     static constexpr bool kTiesEven = false;
 };
-
-// B in 16-byte loads (README, exercise 8). Which physical column of the warp tile an n-tile's
-// column stands for is ours to choose, as long as the epilogue follows: n-tile j, column n stands for
-// column wide_b_col(n) + j, so a lane's 8 elements of a row of B (n = g, j = 0..7) are adjacent and
-// two 16-byte loads fetch them instead of eight 4-byte ones. wide_b_col swaps bits 0 and 1 of n:
-// with rows of B 4 (mod 32) floats long (SKEW_B = 4), the 8 lanes of each quarter warp then read 8
-// different groups of 4 banks. Needs warp tiles 64 columns wide (8 n-tiles).
-struct Tf32MmaWideB : Tf32MmaInputs {
-    static constexpr bool kWideB = true;
-};
-__host__ __device__ constexpr int wide_b_col(int n) {
-    return 8 * ((n & 4) | ((n & 1) << 1) | ((n >> 1) & 1));
-}
 
 template <class Cfg>
 using MmaAccumulators = float[Cfg::FM][2 * Cfg::FN][4];  // [m-tile of 16][n-tile of 8][c0..c3]
@@ -966,14 +952,6 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
 __device__ __forceinline__ unsigned lds32(unsigned addr) {
     unsigned v;
     asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
-    return v;
-}
-__device__ __forceinline__ uint4 lds128(unsigned addr) {
-    uint4 v;
-    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "r"(addr)
-                 : "memory");
     return v;
 }
 // d = a * b + d on one 16x8 tile, k = 8.
@@ -999,8 +977,7 @@ __device__ __forceinline__ unsigned mma_a_lane_offset(int warp_row, int lane) {
 }
 template <class Cfg>
 __device__ __forceinline__ unsigned mma_b_lane_offset(int warp_col, int lane) {
-    const int col = Cfg::Inputs::kWideB ? wide_b_col(lane / 4) : lane / 4;
-    return unsigned((lane % 4) * Cfg::B_LD + warp_col + col) * 4u;
+    return unsigned((lane % 4) * Cfg::B_LD + warp_col + lane / 4) * 4u;
 }
 
 // One stage: per k-step of 8, FM ldmatrix.x4 for A and 2 FN pairs of loads for B, every element
@@ -1024,21 +1001,10 @@ __device__ __forceinline__ void mma_sync_stage(unsigned a_lane, unsigned b_lane,
 #pragma unroll
             for (int e = 0; e < 4; ++e) a[i][e] = round_loaded<Cfg>(a[i][e]);
         }
-        if constexpr (Cfg::Inputs::kWideB) {  // rows t and t + 4, 8 adjacent elements each
 #pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const unsigned row = b_lane + 4u * unsigned((kk + 4 * r) * Cfg::B_LD);
-                const uint4 lo = lds128(row), hi = lds128(row + 16u);
-                const unsigned v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-#pragma unroll
-                for (int j = 0; j < NT; ++j) b[j][r] = round_loaded<Cfg>(v[j]);
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < NT; ++j) {
-                b[j][0] = round_loaded<Cfg>(lds32(b_lane + 4u * unsigned(kk * Cfg::B_LD + 8 * j)));
-                b[j][1] = round_loaded<Cfg>(lds32(b_lane + 4u * unsigned((kk + 4) * Cfg::B_LD + 8 * j)));
-            }
+        for (int j = 0; j < NT; ++j) {
+            b[j][0] = round_loaded<Cfg>(lds32(b_lane + 4u * unsigned(kk * Cfg::B_LD + 8 * j)));
+            b[j][1] = round_loaded<Cfg>(lds32(b_lane + 4u * unsigned((kk + 4) * Cfg::B_LD + 8 * j)));
         }
 #pragma unroll
         for (int i = 0; i < MT; ++i)
@@ -1056,21 +1022,11 @@ __device__ __forceinline__ void epilogue_mma(const WmmaArgs<float>& g, const Blo
     const int lane = threadIdx.x % 32, gr = lane / 4, tc = lane % 4;
 #pragma unroll
     for (int i = 0; i < Cfg::FM; ++i) {
-        if constexpr (Cfg::Inputs::kWideB) {  // c[e] of n-tile j goes to column wide_b_col(2t + e % 2) + j
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                float* p = warp_stage + (gr + 8 * (e / 2)) * Cfg::STAGE_LD + wide_b_col(2 * tc + e % 2);
-                *reinterpret_cast<float4*>(p) = make_float4(acc[i][0][e], acc[i][1][e], acc[i][2][e], acc[i][3][e]);
-                *reinterpret_cast<float4*>(p + 4) =
-                    make_float4(acc[i][4][e], acc[i][5][e], acc[i][6][e], acc[i][7][e]);
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < 2 * Cfg::FN; ++j) {
-                float* p = warp_stage + gr * Cfg::STAGE_LD + 8 * j + 2 * tc;
-                *reinterpret_cast<float2*>(p) = make_float2(acc[i][j][0], acc[i][j][1]);
-                *reinterpret_cast<float2*>(p + 8 * Cfg::STAGE_LD) = make_float2(acc[i][j][2], acc[i][j][3]);
-            }
+        for (int j = 0; j < 2 * Cfg::FN; ++j) {
+            float* p = warp_stage + gr * Cfg::STAGE_LD + 8 * j + 2 * tc;
+            *reinterpret_cast<float2*>(p) = make_float2(acc[i][j][0], acc[i][j][1]);
+            *reinterpret_cast<float2*>(p + 8 * Cfg::STAGE_LD) = make_float2(acc[i][j][2], acc[i][j][3]);
         }
         __syncwarp();
         stage_row_to_c<Cfg>(g, t.m0 + warp_row + 16 * i, t.n0 + warp_col, warp_stage);
@@ -1083,8 +1039,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_tf32_gemm(W
     static_assert(std::is_base_of<Tf32MmaInputs, typename Cfg::Inputs>::value, "a Tiling of Tf32MmaInputs");
     static_assert(Cfg::SKEW_A % 8 == 4, "ldmatrix reads 8 rows of 16 bytes: rows of A must be 4 (mod 8) "
                                         "floats long to be conflict-free");
-    static_assert(!Cfg::Inputs::kWideB || (Cfg::WN == 64 && Cfg::B_LD % 32 == 4),
-                  "16-byte loads of B: warp tiles 64 wide, rows of B 4 (mod 32) floats long");
     extern __shared__ __align__(128) unsigned char smem_bytes[];
     if constexpr (Cfg::Inputs::kCompiled) {
         float* smem = reinterpret_cast<float*>(smem_bytes);
@@ -1276,10 +1230,6 @@ using M128x256K32S3Rs = Tiling<Tf32MmaRoundedInShared, 128, 256, 32, 64, 64, 3, 
 using M128W64K32S3Rna = Tiling<Tf32MmaTiesAway, 128, 128, 32, 64, 64, 3, 4, 8>;
 using M64S3 = Tiling<Tf32MmaInputs, 64, 64, 32, 32, 32, 3, 4, 8>;  // 4 warps of 32x32, small problems
 using M128W64K32S2 = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 2, 4, 8>;  // 70 KB: sm_80 and later
-// B in 16-byte loads (Tf32MmaWideB): SKEW_B = 4.
-using M128W64K32S2Wb = Tiling<Tf32MmaWideB, 128, 128, 32, 64, 64, 2, 4, 4>;
-using M128W64K32S3Wb = Tiling<Tf32MmaWideB, 128, 128, 32, 64, 64, 3, 4, 4>;
-using M128x256K32S3Wb = Tiling<Tf32MmaWideB, 128, 256, 32, 64, 64, 3, 4, 4>;
 
 constexpr int kBand = 8;  // tile rows per band of the block order (section 6)
 
@@ -1363,12 +1313,6 @@ inline const wb::SgemmVariant kTf32Configs[] = {
      wb::Precision::tf32, mma_info<M128W64K32S3Rna>(), min_cc_of<M128W64K32S3Rna>()},
     {"m_128x128_w64x64_k32_s2", mma_launcher<M128W64K32S2>(), "TF32 mma.sync, BK = 32, 2 stages (fits 99 KB)",
      wb::Precision::tf32, mma_info<M128W64K32S2>(), min_cc_of<M128W64K32S2>()},
-    {"m_128x128_w64x64_k32_s2_wb", mma_launcher<M128W64K32S2Wb>(), "TF32 mma.sync, BK = 32, 2 stages, B in 16-byte loads",
-     wb::Precision::tf32, mma_info<M128W64K32S2Wb>(), min_cc_of<M128W64K32S2Wb>()},
-    {"m_128x128_w64x64_k32_s3_wb", mma_launcher<M128W64K32S3Wb>(), "TF32 mma.sync, BK = 32, B in 16-byte loads",
-     wb::Precision::tf32, mma_info<M128W64K32S3Wb>(), min_cc_of<M128W64K32S3Wb>()},
-    {"m_128x256_w64x64_k32_s3_wb", mma_launcher<M128x256K32S3Wb>(), "TF32 mma.sync, 8 warps, B in 16-byte loads",
-     wb::Precision::tf32, mma_info<M128x256K32S3Wb>(), min_cc_of<M128x256K32S3Wb>()},
     {"m_64x64_w32x32_s3", mma_launcher<M64S3>(), "TF32 mma.sync, BK = 32, 4 warps of 32x32: small problems",
      wb::Precision::tf32, mma_info<M64S3>(), min_cc_of<M64S3>()},
 };

@@ -374,21 +374,6 @@ int tf32_b_wavefronts(int b_ld) {
     return wavefronts(lanes, 4);
 }
 
-// Step 7 with B in 16-byte loads: lane (g, t) reads 16 bytes at row t, column wide_b_col(g) (and
-// the same 16 bytes further). A 16-byte load goes in 4 phases of 8 lanes; the worst phase counts.
-int wide_b_wavefronts(int b_ld, bool permuted) {
-    int worst = 0;
-    for (int phase = 0; phase < 4; ++phase) {
-        std::vector<int> lanes;
-        for (int lane = 8 * phase; lane < 8 * phase + 8; ++lane) {
-            const int g = lane / 4, t = lane % 4;
-            lanes.push_back(4 * (t * b_ld + (permuted ? wide_b_col(g) : 8 * g)));
-        }
-        worst = std::max(worst, wavefronts(lanes, 16));
-    }
-    return worst;
-}
-
 // The accumulator store into the epilogue's staging area compiles to STS.64: lane (g, t) writes
 // columns 2t, 2t + 1 of row g, and a warp's 256 bytes go in two passes of 16 lanes (rows 0-3, 4-7).
 int accumulator_store_wavefronts(int stage_ld) {
@@ -800,9 +785,6 @@ TEST_CASE("06: every tile configuration's copies and warps cover its tiles exact
     check_tiling<M128W64K32S3Rna>("M128W64K32S3Rna");
     check_tiling<M64S3>("M64S3");
     check_tiling<M128W64K32S2>("M128W64K32S2");
-    check_tiling<M128W64K32S2Wb>("M128W64K32S2Wb");
-    check_tiling<M128W64K32S3Wb>("M128W64K32S3Wb");
-    check_tiling<M128x256K32S3Wb>("M128x256K32S3Wb");
 }
 
 TEST_CASE("06: the banded block order visits every tile exactly once", "[06]") {
@@ -854,11 +836,6 @@ TEST_CASE("06: the padding (SKEW) makes the fragment loads conflict-free", "[06]
     CHECK(ldmatrix_wavefronts(32 * 4) == 8);                  // unpadded BK = 32: one bank group
     CHECK(tf32_b_wavefronts(M128W64K32S3::B_LD) == 1);
     CHECK(tf32_b_wavefronts(M128x256K32S3::B_LD) == 1);
-    // ... and with B in 16-byte loads: the column order and rows 4 (mod 32) floats long, together.
-    CHECK(wide_b_wavefronts(M128W64K32S2Wb::B_LD, true) == 1);  // 132 floats
-    CHECK(wide_b_wavefronts(M128W64K32S2Wb::B_LD, false) == 2);
-    CHECK(wide_b_wavefronts(M128W64K32S2::B_LD, true) == 2);  // 136 floats
-    for (int n = 0; n < 8; ++n) CHECK(wide_b_col(wide_b_col(n) / 8) / 8 == n);  // a permutation (its own inverse)
     // The epilogue's staging rows: WN + 8 floats, not WN + 4.
     CHECK(accumulator_store_wavefronts(H128x256S3::STAGE_LD) == 1);
     CHECK(accumulator_store_wavefronts(H128S3::STAGE_LD) == 1);
