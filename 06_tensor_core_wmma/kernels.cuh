@@ -897,17 +897,18 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 
 // ---- 10. Step 7 (TF32): mma.sync, the instruction under WMMA ----------------------------------
 //
-// wmma::mma_sync on TF32 fragments compiles to PTX mma.sync.m16n8k8 (HMMA in the machine code), but
-// WMMA hides which element of a tile each lane holds, so every fragment load must go through
+// WMMA hides which element of a tile each lane holds, so every TF32 fragment load goes through
 // wmma.load: 4 loads of 4 bytes per fragment, each with its own address arithmetic, and the rounding
-// applied to an opaque array (README, "Why WMMA's TF32 stays near a third of cuBLAS"). The PTX ISA documents the layout
-// of mma.sync.m16n8k8 with .tf32 inputs. With lane = 4 g + t (g = lane / 4 in 0..7, t = lane % 4):
+// is applied to an opaque array; and on sm_90 one TF32 wmma::mma_sync becomes four HMMA.1684 (k = 4)
+// instructions (README, "Why WMMA's TF32 stays near a third of cuBLAS"). The PTX instruction
+// mma.sync.m16n8k8 with .tf32 inputs is one HMMA.1688 (k = 8), and the PTX ISA documents its layout.
+// With lane = 4 g + t (g = lane / 4 in 0..7, t = lane % 4):
 //
 //   A, 16 x 8, row-major:    a0 = A[g][t]    a1 = A[g+8][t]    a2 = A[g][t+4]    a3 = A[g+8][t+4]
 //   B,  8 x 8, "col":        b0 = B[t][g]    b1 = B[t+4][g]
 //   C, 16 x 8:               c0 = C[g][2t]   c1 = C[g][2t+1]   c2 = C[g+8][2t]   c3 = C[g+8][2t+1]
 //
-// Knowing it buys three things:
+// Knowing the layout buys three more things:
 //   - A in one instruction. ldmatrix (made for 16-bit data) hands lane 4 g + t the 4-byte word t of
 //     row g of an 8 x 16-byte matrix: read as floats, that is A[g][t] of an 8 x 4 block, exactly a0.
 //     One ldmatrix.x4 fetches a0..a3 (four 8 x 4 blocks) instead of 4 separate loads.
