@@ -1,6 +1,7 @@
 // device.cu - device facts, theoretical peaks, and the "no GPU" / "no kernel image" exits.
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "cuda_check.cuh"
 #include "device.cuh"
@@ -53,6 +54,7 @@ DeviceFacts query_device(int dev) {
     f.sms = p.multiProcessorCount;
     f.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
     f.global_mem_bytes = p.totalGlobalMem;
+    f.smem_per_block_optin = int(p.sharedMemPerBlockOptin);
     int clock_khz = 0, mem_khz = 0, bus = 0;
     WB_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev));
     WB_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
@@ -68,6 +70,20 @@ DeviceFacts query_device(int dev) {
     f.peak_tf32_tc_gflops = f.sms * tensor_flops_per_clock_per_sm(f.cc_major, f.cc_minor, true) * f.clock_ghz;
     f.peak_bandwidth_gbs = f.mem_clock_ghz * 2.0 * f.bus_width_bits / 8.0;
     return f;
+}
+
+const DeviceFacts& current_device() {
+    constexpr int kMaxDevices = 64;
+    static DeviceFacts cache[kMaxDevices];
+    static bool known[kMaxDevices] = {};
+    int dev = 0;
+    WB_CUDA_CHECK(cudaGetDevice(&dev));
+    if (dev < 0 || dev >= kMaxDevices) throw std::runtime_error("device index out of range");
+    if (!known[dev]) {
+        cache[dev] = query_device(dev);
+        known[dev] = true;
+    }
+    return cache[dev];
 }
 
 bool cuda_device_available() {

@@ -16,6 +16,7 @@ struct DeviceFacts {
     int cc_major = 0, cc_minor = 0;
     int sms = 0;
     int max_threads_per_sm = 0;
+    int smem_per_block_optin = 0;  // the most dynamic shared memory one block may opt in to (bytes)
     int fp32_lanes_per_sm = 0;  // FP32 FMA units per SM: 64 or 128, by compute capability
     double clock_ghz = 0;       // maximum (boost) SM clock
     double mem_clock_ghz = 0;   // memory clock as reported (data moves twice per clock)
@@ -44,6 +45,11 @@ std::string cuda_version_string(int v);
 
 // Reads the facts of device `dev`; throws wb::CudaError when it cannot.
 DeviceFacts query_device(int dev = 0);
+
+// The facts of the current device (cudaGetDevice), read once per device and kept: launchers that
+// choose a configuration per GPU call this on every launch, and a fresh query would add host time
+// to every timed run.
+const DeviceFacts& current_device();
 
 // For a program's start: returns the facts of device 0, or prints one clear line on stderr and
 // exits with status 3 when there is no usable device or this binary has no code for it.

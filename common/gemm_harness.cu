@@ -13,6 +13,17 @@
 
 namespace wb {
 
+std::vector<__half> to_half(const std::vector<float>& v) {
+    std::vector<__half> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+        __half_raw raw;
+        raw.x = fp16_bits(v[i]);  // round to nearest even, the same rounding as the reference
+        h[i] = __half(raw);
+    }
+    return h;
+}
+
+
 // ---- cuBLAS ----------------------------------------------------------------------------------
 
 cublasHandle_t cublas_handle() {
@@ -98,15 +109,6 @@ struct GemmProblem::Impl {
 
     void ensure_fp16() {
         if (dA16.get()) return;
-        auto to_half = [](const std::vector<float>& v) {
-            std::vector<__half> h(v.size());
-            for (size_t i = 0; i < v.size(); ++i) {
-                __half_raw raw;
-                raw.x = fp16_bits(v[i]);
-                h[i] = __half(raw);
-            }
-            return h;
-        };
         dA16 = DeviceBuffer<__half>(A.size());
         dB16 = DeviceBuffer<__half>(B.size());
         dA16.upload(to_half(A));

@@ -90,6 +90,9 @@ void cublas_tf32(int M, int N, int K, float alpha, const float* A, const float* 
 void cublas_hgemm(int M, int N, int K, float alpha, const __half* A, const __half* B, float beta,
                   float* C, cudaStream_t stream);  // FP16 in, FP32 accumulate and out
 
+// FP32 values rounded to FP16 (to nearest even), as the FP16 variants receive them.
+std::vector<__half> to_half(const std::vector<float>& v);
+
 // ---- device memory ---------------------------------------------------------------------------
 template <class T>
 class DeviceBuffer {
