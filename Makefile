@@ -12,7 +12,7 @@ SUBMAKE := $(MAKE) --no-print-directory
 .DEFAULT_GOAL := all
 .PHONY: all lib help test test-build bench report grade student-kit sanitize check-env clean $(NUMBERS) \
         $(addprefix run-,$(NUMBERS)) $(addprefix test-,$(NUMBERS)) $(addprefix profile-,$(NUMBERS)) \
-        $(addprefix sanitize-,$(NUMBERS)) $(addprefix build-,$(CHAPTERS))
+        $(addprefix sanitize-,$(NUMBERS)) $(addprefix tune-,$(NUMBERS)) $(addprefix build-,$(CHAPTERS))
 
 all: $(addprefix build-,$(CHAPTERS))
 
@@ -34,21 +34,30 @@ test-build: lib
 
 # Every test binary runs, even after a failure; the last line adds them all up.
 test: test-build
-	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py
+	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py tools/test_make_hints.py
 
 $(addprefix test-,$(NUMBERS)): test-%: lib
 	+@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*)
 	@bash tools/run_tests.sh $(call chapter_of,$*)/test_$(call chapter_of,$*)
 
-$(addprefix profile-,$(NUMBERS)): profile-%: lib
+# No `lib` prerequisite: the chapter first checks that the tool exists, then builds what it needs.
+$(addprefix profile-,$(NUMBERS)): profile-%:
 	+@$(SUBMAKE) -C $(call chapter_of,$*) profile
 
-$(addprefix sanitize-,$(NUMBERS)): sanitize-%: lib
+$(addprefix sanitize-,$(NUMBERS)): sanitize-%:
 	+@$(SUBMAKE) -C $(call chapter_of,$*) sanitize
 
-sanitize: lib
+sanitize:
+	@$(call wb_require,$(SANITIZER_PATH),$(SANITIZER_MISSING))
+	+@$(SUBMAKE) lib
 	+@for c in $(GPU_CHAPTERS); do $(SUBMAKE) -C $$c sanitize || exit 1; done
 	@echo "sanitize: memcheck and racecheck clean for $(words $(GPU_CHAPTERS)) chapter(s)"
+
+# The exploration sweeps of a chapter's lab (its `tune` target), where the chapter has one.
+$(addprefix tune-,$(NUMBERS)): tune-%:
+	@grep -qs '^tune:' $(call chapter_of,$*)/Makefile $(call chapter_of,$*)/lab/*.mk || \
+	  { echo "$(call chapter_of,$*) has no tuning sweep (no tune target in its Makefile)" >&2; exit 2; }
+	+@$(SUBMAKE) -C $(call chapter_of,$*) tune
 
 check-env: lib
 	+@$(SUBMAKE) -C $(call chapter_of,00) 00_env_check
@@ -69,6 +78,31 @@ student-kit:
 grade:
 	@bash tools/grade.sh $(if $(MANIFEST),--manifest $(MANIFEST)) $(if $(RUBRIC),--rubric $(RUBRIC))
 
+# ---- chapter numbers that name no chapter ------------------------------------------------------
+# `make 3` or `make run-3` would otherwise get make's bare "No rule to make target". Explicit rules
+# for every one- and two-digit number that is not a chapter, and pattern rules for the prefixed
+# targets (the explicit rules above win for real chapters), print which chapter was meant; no
+# catch-all `%:` rule, so real files and the sub-makes are never matched by accident.
+DIGITS := 0 1 2 3 4 5 6 7 8 9
+NOT_CHAPTERS := $(filter-out $(NUMBERS),$(DIGITS) $(foreach a,$(DIGITS),$(foreach b,$(DIGITS),$(a)$(b))))
+# $(call no_chapter,TARGET,NUMBER): "no chapter '3': ...; did you mean `make 03`?" and status 2.
+meant = $(filter 0$(2),$(NUMBERS))
+no_chapter = echo "no chapter '$(2)': chapters are $(NUMBERS); $(if $(meant),did you mean \`make \
+  $(patsubst %$(2),%$(meant),$(1))\`?,\`make help\` lists the targets)" >&2; exit 2
+.PHONY: $(NOT_CHAPTERS)
+$(NOT_CHAPTERS):
+	@$(call no_chapter,$@,$@)
+run-%:
+	@$(call no_chapter,$@,$*)
+test-%:
+	@$(call no_chapter,$@,$*)
+profile-%:
+	@$(call no_chapter,$@,$*)
+sanitize-%:
+	@$(call no_chapter,$@,$*)
+tune-%:
+	@$(call no_chapter,$@,$*)
+
 clean:
 	+@$(SUBMAKE) -C common clean
 	+@for c in $(CHAPTERS); do $(SUBMAKE) -C $$c clean; done
@@ -86,8 +120,11 @@ help:
 	@echo "  make report         the homework report (report/) from results/bench.csv; STUDENT_ID=, REPORT_CSV="
 	@echo "  make student-kit KIT_DIR=...  the starter kit: solutions replaced by TODO(student) blocks"
 	@echo "  make grade          grade this tree on the GPU -> grade/grade.csv, grade/grade.md; STUDENT_ID=, MANIFEST=, RUBRIC="
-	@echo "  make profile-NN     Nsight Compute with the metrics chapter NN discusses"
-	@echo "  make sanitize       compute-sanitizer memcheck + racecheck over every GPU chapter"
+	@echo "  make profile-NN     Nsight Compute with the metrics chapter NN discusses (needs ncu)"
+	@echo "  make sanitize       compute-sanitizer memcheck + racecheck over every GPU chapter;"
+	@echo "                      make sanitize-NN one chapter. Without the tool both say which"
+	@echo "                      package installs it (or NCU=/SANITIZER= below) and exit 2"
+	@echo "  make tune-NN        a chapter's tuning sweep, where it has one (its lab)"
 	@echo "  make check-env      what your GPU and toolkit are, with measured ceilings (00_env_check)"
 	@echo "  make clean          remove everything built"
 	@echo ""
@@ -96,8 +133,12 @@ help:
 	@echo "                      Default: detected with nvidia-smi; with no GPU: $(DEFAULT_ARCHS)"
 	@echo "                      plus PTX, so newer GPUs still run (the driver compiles it at start)."
 	@echo "  CUDA_PATH=...       toolkit (now: $(CUDA_PATH)); NVCC=..., CXX=... compilers"
+	@echo "  NCU=..., SANITIZER=...  Nsight Compute and compute-sanitizer (default: on the PATH, else in"
+	@echo "                      the CUDA toolkit). Now: $(or $(NCU_PATH),ncu not found), $(or $(SANITIZER_PATH),compute-sanitizer not found)"
 	@echo "  CATCH2_INC=...      Catch2 headers (found: v$(if $(CATCH2_VERSION),$(CATCH2_VERSION),- none))"
 	@echo "  OPT=-O3             optimisation; CXXFLAGS/NVCCFLAGS/LDFLAGS add flags"
 	@echo "  STUDENT_ID=...      written into every CSV row (environment variable)"
 	@echo ""
 	@echo "Chapters: $(CHAPTERS)"
+	@echo "Inside a chapter folder: make, make NN, make run, make test, make profile, make sanitize, and"
+	@echo "the targets above (make 03, make test-03, make check-env, ...) work too."

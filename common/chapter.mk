@@ -4,8 +4,10 @@
 #   include ../common/chapter.mk
 #
 # and then, inside the folder: make, make NN, make run, make test, make profile, make sanitize.
+# The top-level targets the notes use (make 03, make test-03, make check-env, ...) work inside the
+# folder too: they are handed to the top-level Makefile.
 # Optional per chapter: CHAPTER_NVCCFLAGS, CHAPTER_LDLIBS, RUN_ARGS, PROFILE_ARGS, SANITIZE_ARGS,
-# CPU_ONLY := 1 (no profile/sanitize targets).
+# CPU_ONLY := 1 (profile and sanitize then say why there is nothing to profile).
 include $(dir $(lastword $(MAKEFILE_LIST)))config.mk
 
 CHAPTER := $(notdir $(CURDIR))
@@ -17,8 +19,6 @@ LOCAL_HEADERS := $(wildcard *.cuh *.h)
 # Small odd shapes: every edge path runs, and racecheck stays fast.
 SANITIZE_ARGS ?= --sizes 67x45x33,130x97x75 --warmup 1 --reps 1
 PROFILE_ARGS ?= --size 4096 --warmup 1 --reps 1 --no-check
-NCU ?= ncu
-SANITIZER ?= compute-sanitizer
 
 .DEFAULT_GOAL := all
 .PHONY: all $(NN) run test profile sanitize clean common-lib help
@@ -53,16 +53,50 @@ test: $(TEST_PROGRAM)
 ifneq ($(CPU_ONLY),1)
 # Nsight Compute with the few metrics this chapter's notes discuss. The clocks are left alone
 # (--clock-control none) so the numbers match the timed runs. cuBLAS's kernels are profiled
-# too, next to the chapter's: the comparison is part of the lesson.
-profile: $(PROGRAM)
-	$(NCU) --clock-control none $(if $(PROFILE_METRICS),--metrics $(PROFILE_METRICS)) ./$(PROGRAM) $(PROFILE_ARGS)
+# too, next to the chapter's: the comparison is part of the lesson. The tool is looked for
+# before the program is built, so a missing one costs no compile.
+profile:
+	@$(call wb_require,$(NCU_PATH),$(NCU_MISSING))
+	+@$(MAKE) --no-print-directory $(PROGRAM)
+	$(or $(NCU_PATH),$(NCU)) --clock-control none $(if $(PROFILE_METRICS),--metrics $(PROFILE_METRICS)) ./$(PROGRAM) $(PROFILE_ARGS)
 
 # memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory races) over every
 # variant; either finding fails the target.
-sanitize: $(PROGRAM)
-	$(SANITIZER) --tool memcheck --error-exitcode 9 ./$(PROGRAM) $(SANITIZE_ARGS)
-	$(SANITIZER) --tool racecheck --racecheck-report all --error-exitcode 9 ./$(PROGRAM) $(SANITIZE_ARGS)
+sanitize:
+	@$(call wb_require,$(SANITIZER_PATH),$(SANITIZER_MISSING))
+	+@$(MAKE) --no-print-directory $(PROGRAM)
+	$(or $(SANITIZER_PATH),$(SANITIZER)) --tool memcheck --error-exitcode 9 ./$(PROGRAM) $(SANITIZE_ARGS)
+	$(or $(SANITIZER_PATH),$(SANITIZER)) --tool racecheck --racecheck-report all --error-exitcode 9 ./$(PROGRAM) $(SANITIZE_ARGS)
+else
+profile sanitize:
+	@echo "$(CHAPTER) runs on the CPU only: no GPU kernel to $(if $(filter profile,$@),profile with Nsight Compute,check with compute-sanitizer)" >&2; exit 2
 endif
+
+# ---- the top-level targets, from inside this folder ---------------------------------------------
+# The notes give commands such as `make 03`, `make test-03` or `make check-env`; a student who has
+# already done `cd NN_name` gets the same result here instead of "No rule to make target". Every
+# one- or two-digit number but this chapter's own goes to the top, which builds that chapter or,
+# for a number that names none (`make 3`), says which one was meant.
+space := $(subst ,, )
+WB_DIGITS := 0 1 2 3 4 5 6 7 8 9
+OTHER_NUMBERS := $(filter-out $(NN),$(WB_DIGITS) $(foreach a,$(WB_DIGITS),$(foreach b,$(WB_DIGITS),$(a)$(b))))
+TOP_TARGETS := check-env bench report grade
+TO_TOP := $(MAKE) --no-print-directory -C $(WB_ROOT)
+.PHONY: $(OTHER_NUMBERS) $(TOP_TARGETS)
+
+$(OTHER_NUMBERS) $(TOP_TARGETS):
+	+@$(TO_TOP) $@
+# One rule per prefix: a pattern rule with several targets would mean one recipe makes them all.
+run-%:
+	+@$(TO_TOP) $@
+test-%:
+	+@$(TO_TOP) $@
+profile-%:
+	+@$(TO_TOP) $@
+sanitize-%:
+	+@$(TO_TOP) $@
+tune-%:
+	+@$(TO_TOP) $@
 
 clean:
 	rm -f $(PROGRAM) $(TEST_PROGRAM) *.o
@@ -70,3 +104,6 @@ clean:
 help:
 	@echo "$(CHAPTER): make | make $(NN) | make run [RUN_ARGS=...] | make test$(if $(filter 1,$(CPU_ONLY)),, | make profile | make sanitize) | make clean"
 	@echo "then ./$(PROGRAM) --help lists the program's options. Architecture: $(ARCH_LIST) ($(ARCH_SOURCE))."
+	@echo "From here too (handed to the top-level Makefile): make NN, make run-NN, make test-NN, make profile-NN,"
+	@echo "make sanitize-NN, make tune-NN, make $(subst $(space), | make ,$(TOP_TARGETS)). make -C .. help explains them."
+	@echo "$(if $(filter 1,$(CPU_ONLY)),,make profile needs ncu (or NCU=/path/to/ncu), make sanitize compute-sanitizer (or SANITIZER=...): when one is missing it says so and exits 2.)"

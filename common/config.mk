@@ -8,6 +8,8 @@
 #   NVCC, CXX   compilers (default $(CUDA_PATH)/bin/nvcc and g++)
 #   CATCH2_INC  folder holding catch2/ headers (default: searched in /usr/include, /usr/local/include)
 #   CATCH2_LIB  folder holding libCatch2.a for Catch2 v3 (default: the linker's search path)
+#   NCU         Nsight Compute for make profile (default: ncu, on the PATH or in the toolkit)
+#   SANITIZER   compute-sanitizer for make sanitize (default: the same search)
 
 WB_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 WB_COMMON := $(WB_ROOT)/common
@@ -70,6 +72,30 @@ define CATCH2_MISSING
 Catch2 was not found. Install it: 'sudo apt-get install catch2' (Debian/Ubuntu; v2 or v3 both work),
 or set CATCH2_INC=/path/to/include (and CATCH2_LIB=/path/to/lib for v3).
 endef
+
+# ---- profiler and sanitizer ------------------------------------------------------------------
+# A name (the default) is looked up on the PATH, then where a CUDA toolkit installs it, so
+# `sudo make profile-NN` (whose PATH rarely holds the toolkit) still finds it; a path is taken as
+# given. The variables are expanded only by the targets that run the tools, so no other build
+# pays for the lookup.
+NCU ?= ncu
+SANITIZER ?= compute-sanitizer
+# $(call wb_find_tool,NAME-OR-PATH,FOLDER-PATTERNS): the program to run, or nothing. Versioned
+# folders (nsight-compute-2025.3.1) sort by name: the last is the newest.
+wb_find_tool = $(firstword $(shell command -v '$(1)' 2>/dev/null) $(if $(findstring /,$(1)),,\
+               $(wildcard $(CUDA_PATH)/bin/$(1)) $(lastword $(wildcard $(addsuffix /$(1),$(2))))))
+NCU_PATH = $(call wb_find_tool,$(NCU),$(CUDA_PATH)/nsight-compute* /opt/nvidia/nsight-compute/*)
+SANITIZER_PATH = $(call wb_find_tool,$(SANITIZER),$(CUDA_PATH)/compute-sanitizer)
+# "13-0" for CUDA 13.0: the suffix of the toolkit's apt packages.
+CUDA_PKG_VERSION = $(or $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1-\2/p'),X-Y)
+NCU_MISSING = ncu (Nsight Compute) not found$(if $(findstring /,$(NCU)), at $(NCU)): install it with \
+  the CUDA toolkit (package cuda-nsight-compute-$(CUDA_PKG_VERSION)) or set NCU=/path/to/ncu
+SANITIZER_MISSING = compute-sanitizer not found$(if $(findstring /,$(SANITIZER)), at $(SANITIZER)): \
+  install it with the CUDA toolkit (package cuda-sanitizer-$(CUDA_PKG_VERSION)) or set \
+  SANITIZER=/path/to/compute-sanitizer
+# A recipe line: `@$(call wb_require,$(NCU_PATH),$(NCU_MISSING))` stops with that one line on
+# stderr and exit status 2 when the tool was not found (instead of the shell's status 127).
+wb_require = $(if $(strip $(1)),:,echo "$(strip $(2))" >&2; exit 2)
 
 # ---- the common library ----------------------------------------------------------------------
 WB_LIB := $(WB_BUILD)/libwb.a
