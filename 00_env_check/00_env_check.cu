@@ -16,7 +16,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "env_report.h"
+#include "env_json.h"  // and through it env_checks.h and env_report.h
 #include "kernels.cuh"
 
 namespace {
@@ -327,7 +327,7 @@ void measure_ceilings(env::Gpu& g, const Settings& s) {
         // another rate (seen on the workbook's H200: 1.69 GHz "measured" while the FMA rate needed
         // at least 1.93). The FMA rate itself is a lower bound of the clock: a reading below it is
         // wrong and is not reported.
-        const double implied_ghz = fma.gflops / (double(g.sms) * g.fp32_lanes_per_sm * 2.0);
+        const double implied_ghz = env::min_clock_for_gflops(g, fma.gflops);
         c.sm_clock_ghz = fma.sm_clock_ghz > 0 && fma.sm_clock_ghz >= 0.98 * implied_ghz ? fma.sm_clock_ghz
                                                                                          : env::kNotMeasured;
 
@@ -385,7 +385,7 @@ void print_ceilings(const env::Gpu& g) {
         field("  how",
               strf("%d chains x %d FMA per thread, %lld threads (%d waves); %s", kFmaChains, kFmaIters,
                    c.fma_threads, c.fma_waves, timing_text(c.fma_ms_median, c.fma_ms_min).c_str()));
-    const double implied_ghz = c.fma_gflops / (double(g.sms) * g.fp32_lanes_per_sm * 2.0);
+    const double implied_ghz = env::min_clock_for_gflops(g, c.fma_gflops);
     field("SM clock during FMA run",
           env::measured(c.sm_clock_ghz) ? strf("%.3f GHz (max %.3f GHz)", c.sm_clock_ghz, g.clock_ghz)
           : env::measured(c.fma_gflops)
@@ -406,12 +406,11 @@ void print_ceilings(const env::Gpu& g) {
               strf("2 buffers of %s, %s moved per copy (read once + written once); kernel %s",
                    env::bytes_text(c.copy_buffer_bytes).c_str(), env::bytes_text(c.copy_bytes).c_str(),
                    timing_text(c.copy_kernel_ms_median, c.copy_kernel_ms_min).c_str()));
-    const double best_bw = std::max(env::measured(c.copy_kernel_gbs) ? c.copy_kernel_gbs : 0.0,
-                                    env::measured(c.memcpy_gbs) ? c.memcpy_gbs : 0.0);
+    const double best_bw = env::best_bandwidth_gbs(c);
     if (g.peak_bandwidth_gbs > 0)
         field("ridge point", strf("%.1f FLOP/byte in theory%s: kernels doing fewer FLOP per DRAM byte are "
                                   "memory bound", g.peak_fp32_gflops / g.peak_bandwidth_gbs,
-                                  env::measured(c.fma_gflops) && best_bw > 0
+                                  env::measured(c.fma_gflops) && env::measured(best_bw)
                                       ? strf(", %.1f measured", c.fma_gflops / best_bw).c_str()
                                       : ""));
     if (g.peak_fp16_tc_gflops > 0)
@@ -462,12 +461,8 @@ void print_tools(const env::Report& r) {
 
 void print_verdict(const env::Verdict& v) {
     section("Verdict");
-    if (v.ready()) {
-        std::printf("  ready for chapter 01.\n");
-    } else {
-        std::printf("  NOT ready for chapter 01. Fix first:\n");
-        for (const std::string& p : v.problems) std::printf("  - %s\n", p.c_str());
-    }
+    for (const std::string& line : env::readiness(v)) std::printf("  %s\n", line.c_str());
+    for (const std::string& p : v.problems) std::printf("  - %s\n", p.c_str());
     for (const std::string& n : v.notes) std::printf("  note: %s\n", n.c_str());
 }
 

@@ -12,7 +12,7 @@
 #include <limits>
 #include <sstream>
 
-#include "env_report.h"
+#include "env_json.h"
 #include "kernels.cuh"
 #include "testing.cuh"
 
@@ -311,6 +311,19 @@ TEST_CASE("00: bytes and FLOP are counted as the notes say", "[00]") {
     CHECK(env::percent(50.0, 200.0) == 25.0);
     CHECK_FALSE(env::measured(env::percent(env::kNotMeasured, 200.0)));
     CHECK_FALSE(env::measured(env::percent(50.0, 0.0)));
+    // The memory ceiling is the better copy; none measured is "not measured", never 0.
+    env::Ceilings c;
+    CHECK_FALSE(env::measured(env::best_bandwidth_gbs(c)));
+    c.memcpy_gbs = 4204.0;
+    CHECK(env::best_bandwidth_gbs(c) == 4204.0);
+    c.copy_kernel_gbs = 4300.0;
+    CHECK(env::best_bandwidth_gbs(c) == 4300.0);
+    // The H200's 65256 GFLOP/s on 132 SMs x 128 lanes needs at least 1.931 GHz (the notes' number).
+    env::Gpu h200;
+    h200.sms = 132;
+    h200.fp32_lanes_per_sm = 128;
+    CHECK(std::fabs(env::min_clock_for_gflops(h200, 65256.0) - 1.931) < 5e-4);
+    CHECK_FALSE(env::measured(env::min_clock_for_gflops(env::Gpu{}, 65256.0)));
     // Copy buffers: the target size but at least 4 x L2, at most a quarter of the free memory,
     // whole 256-byte blocks.
     const size_t gib = size_t(1) << 30, mib = size_t(1) << 20;
@@ -401,12 +414,25 @@ TEST_CASE("00: the verdict names what to fix", "[00]") {
     r.tools[2] = {"compute-sanitizer", "/usr/bin/compute-sanitizer", true, "make sanitize"};
     CHECK(env::judge(r).ready());
     CHECK(env::judge(r).notes.empty());
+    CHECK(env::readiness(env::judge(r)) ==
+          std::vector<std::string>{"ready for every chapter: 01 on the CPU, 02 and later on GPU 0."});
 
     SECTION("no code for the GPU") {
         r.gpus[0].kernel_image = "missing";
         const env::Verdict v = env::judge(r);
         REQUIRE_FALSE(v.ready());
         CHECK(v.problems[0].find("make clean && make ARCH=sm_90") != std::string::npos);
+    }
+    SECTION("no GPU: chapter 01 is still ready, the GPU chapters are not") {
+        r.gpus.clear();
+        r.device_error = "cudaErrorNoDevice: no CUDA-capable device is detected";
+        const env::Verdict v = env::judge(r);
+        REQUIRE_FALSE(v.ready());
+        const std::vector<std::string> lines = env::readiness(v);
+        REQUIRE(lines.size() == 2);
+        CHECK(lines[0] == "ready for chapter 01 (it runs on the CPU).");
+        CHECK(lines[1].rfind("NOT ready for the GPU chapters", 0) == 0);
+        CHECK(v.problems[0].find("no usable CUDA GPU") != std::string::npos);
     }
     SECTION("cuBLAS fails") {
         r.gpus[0].cublas.pass = false;
@@ -469,7 +495,10 @@ TEST_CASE("00: without a GPU the program explains, exits 3 and still writes --js
     CHECK(r.status == wb::kExitNoDevice);
     CHECK(r.out.find("== CUDA versions") != std::string::npos);  // versions come before the bad news
     CHECK(r.out.find("runtime (built with)") != std::string::npos);
-    CHECK(r.out.find("NOT ready") != std::string::npos);
+    // Chapter 01 runs on the CPU: only the GPU chapters wait for a GPU.
+    CHECK(r.out.find("ready for chapter 01 (it runs on the CPU)") != std::string::npos);
+    CHECK(r.out.find("NOT ready for the GPU chapters (02 and later)") != std::string::npos);
+    CHECK(r.out.find("NOT ready for chapter 01") == std::string::npos);
     CHECK(r.err.find("no usable CUDA device") != std::string::npos);
     const std::string json = read_file(json_path);
     CHECK(JsonSyntax(json).valid());
@@ -575,7 +604,8 @@ TEST_CASE("00: the program measures GPU 0 and writes its JSON", "[gpu][00]") {
     const RunResult r = run_program("--quick --json '" + json_path + "'", dir);
     INFO(r.out << r.err);
     CHECK(r.status == 0);
-    CHECK(r.out.find("ready for chapter 01") != std::string::npos);
+    CHECK(r.out.find("ready for every chapter") != std::string::npos);
+    CHECK(r.out.find("NOT ready") == std::string::npos);
     const std::string json = read_file(json_path);
     CHECK(JsonSyntax(json).valid());
     CHECK(number_after(json, "gpu_count") >= 1);
