@@ -2,9 +2,13 @@
 // names the offending argument, so a student sees at once what to fix.
 #include "options.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 namespace wb {
@@ -29,33 +33,6 @@ bool to_float(const std::string& s, float& out) {
     return std::isfinite(out);
 }
 
-bool positive_dim(const std::string& text, int& out, std::string& error) {
-    long long v = 0;
-    if (!to_long(text, v)) {
-        error = "'" + text + "' is not a whole number";
-        return false;
-    }
-    if (v < 1) {
-        error = "sizes must be at least 1, got " + text;
-        return false;
-    }
-    if (v > kMaxDim) {
-        error = "size " + text + " is too large (at most " + std::to_string(kMaxDim) + ")";
-        return false;
-    }
-    out = static_cast<int>(v);
-    return true;
-}
-
-bool shape_fits(const Shape& s, std::string& error) {
-    const long long mk = 1LL * s.m * s.k, kn = 1LL * s.k * s.n, mn = 1LL * s.m * s.n;
-    if (mk > kMaxElements || kn > kMaxElements || mn > kMaxElements) {
-        error = "shape " + to_string(s) + " has a matrix of more than 2^31-1 elements";
-        return false;
-    }
-    return true;
-}
-
 }  // namespace
 
 std::vector<std::string> split_list(const std::string& list, char sep) {
@@ -66,28 +43,22 @@ std::vector<std::string> split_list(const std::string& list, char sep) {
     return out;
 }
 
-std::string to_string(const Shape& s) {
-    return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-}
-
-bool parse_shape(const std::string& text, Shape& shape, std::string& error) {
-    std::vector<std::string> parts;
-    std::string part;
-    std::istringstream in(text);
-    while (std::getline(in, part, 'x')) parts.push_back(part);
-    if (!text.empty() && text.back() == 'x') parts.push_back("");
-    if (parts.size() == 1) {
-        if (!positive_dim(parts[0], shape.m, error)) return false;
-        shape.n = shape.k = shape.m;
-    } else if (parts.size() == 3) {
-        if (!positive_dim(parts[0], shape.m, error) || !positive_dim(parts[1], shape.n, error) ||
-            !positive_dim(parts[2], shape.k, error))
-            return false;
-    } else {
-        error = "'" + text + "' is not a size: write S or MxNxK, e.g. 1024 or 1000x1013x777";
+bool csv_path_writable(const std::string& path, std::string& error) {
+    struct stat st;
+    const bool existed = ::stat(path.c_str(), &st) == 0;
+    if (existed && S_ISDIR(st.st_mode)) {
+        error = "option --csv: '" + path + "' is a folder, not a file";
         return false;
     }
-    return shape_fits(shape, error);
+    // "a" never truncates: the rows of earlier runs stay.
+    std::FILE* f = std::fopen(path.c_str(), "a");
+    if (!f) {
+        error = "option --csv: cannot write '" + path + "': " + std::strerror(errno);
+        return false;
+    }
+    std::fclose(f);
+    if (!existed) std::remove(path.c_str());
+    return true;
 }
 
 bool parse_options(int argc, const char* const* argv, Options& opt, std::string& error,
@@ -143,7 +114,7 @@ bool parse_options(int argc, const char* const* argv, Options& opt, std::string&
         auto need_dim = [&](int& out) {
             std::string v;
             if (!need_value(v)) return false;
-            if (positive_dim(v, out, error)) return true;
+            if (parse_dim(v, out, error)) return true;
             error = "option " + arg + ": " + error;
             return false;
         };
@@ -236,6 +207,8 @@ bool parse_options(int argc, const char* const* argv, Options& opt, std::string&
         if (!shape_fits(s, error)) return false;
         opt.shapes = {s};
     }
+    // Last, so that --help works whatever else is on the line.
+    if (!opt.help && !opt.csv.empty() && !csv_path_writable(opt.csv, error)) return false;
     return true;
 }
 

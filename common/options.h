@@ -1,4 +1,5 @@
-// options.h - the command line every chapter program shares (see WORKBOOK_SPEC.md, "options").
+// options.h - the command line every chapter program shares (see docs/CONTRACT.md,
+// "The program's options"). Problem sizes and their grammar are in shape.h.
 //
 // Host-only code: it is compiled by g++ and tested on machines without a GPU.
 // Exit statuses used by every program of the workbook:
@@ -9,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "shape.h"
+
 namespace wb {
 
 enum ExitStatus : int {
@@ -16,11 +19,6 @@ enum ExitStatus : int {
     kExitVerifyFailed = 1,
     kExitBadInput = 2,
     kExitNoDevice = 3,
-};
-
-struct Shape {
-    int m = 0, n = 0, k = 0;
-    double flops() const { return 2.0 * m * n * k; }
 };
 
 // A chapter-specific option, e.g. 00's "--json FILE" or 05's "--tune".
@@ -41,20 +39,14 @@ struct Options {
     int reps = 10;     // timed launches; median and minimum are reported
     uint64_t seed = 2024;
     bool check = true;  // --no-check turns verification off
-    std::string csv;    // --csv FILE: append one row per measurement
+    std::string csv;    // --csv FILE: append one row per measurement (checked writable when parsed)
     bool help = false;
 };
 
-// The largest matrix the workbook accepts: every index then fits in a signed 32-bit int,
-// which is what the kernels use.
-constexpr long long kMaxElements = (1LL << 31) - 1;
-// The largest M, N or K. A grid has at most 65535 blocks in y; with at least 8 rows of C per
-// block (true of every kernel here) 500000 rows stay within it, so no launcher needs a loop.
-constexpr long long kMaxDim = 500000;
-
 // Parses argv into `opt` (which holds the chapter's defaults on entry).
 // Returns true on success (also for --help, with opt.help set); on bad input returns false and
-// puts one human-readable sentence into `error`.
+// puts one human-readable sentence into `error`. A --csv file that cannot be written is bad input
+// too: a student learns it before the measurement, not after it.
 bool parse_options(int argc, const char* const* argv, Options& opt, std::string& error,
                    const std::vector<ExtraOption>& extras = {});
 
@@ -63,10 +55,10 @@ bool parse_options(int argc, const char* const* argv, Options& opt, std::string&
 std::string usage(const std::string& prog, const std::vector<ExtraOption>& extras = {},
                   const Options& defaults = Options{});
 
-// Parses "1024" or "1000x1013x777" into a shape (square when one number is given).
-bool parse_shape(const std::string& text, Shape& shape, std::string& error);
-
-std::string to_string(const Shape& s);  // "1000x1013x777"
+// True when `path` can be opened for appending. A file that did not exist is created to find out
+// and removed again, so a run that ends before its first row leaves nothing behind; an existing
+// file is opened for appending only, never truncated. On failure `error` names the path and why.
+bool csv_path_writable(const std::string& path, std::string& error);
 
 // "a,b,c" -> {"a", "b", "c"} (used for --variant lists).
 std::vector<std::string> split_list(const std::string& list, char sep = ',');

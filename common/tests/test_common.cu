@@ -512,3 +512,78 @@ TEST_CASE("the event timer reports plausible times", "[gpu]") {
     CHECK(t.ms_min <= t.ms_median);
     CHECK(t.ms_median < 100);
 }
+
+// ---- shapes and the --csv file (host only) ---------------------------------------------------
+
+TEST_CASE("shapes: S is a cube, MxNxK is read in that order, the rest is refused", "[shape]") {
+    Shape s;
+    std::string err;
+    REQUIRE(parse_shape("1000x1013x777", s, err));
+    CHECK(s.m == 1000);
+    CHECK(s.n == 1013);
+    CHECK(s.k == 777);
+    CHECK(to_string(s) == "1000x1013x777");
+    CHECK(s.flops() == 2.0 * 1000 * 1013 * 777);
+    REQUIRE(parse_shape("1", s, err));
+    CHECK((s.m == 1 && s.n == 1 && s.k == 1));
+    REQUIRE(parse_shape("500000x4294x1", s, err));  // the largest M; A and C still below 2^31
+    CHECK(s.m == 500000);
+
+    for (const char* bad : {"", "x", "8x", "8x8", "8x8x", "x8x8", "8x8x8x8", "+8", " 8", "8 ", "-8", "0",
+                            "8x0x8", "1e3", "0x10", "500001", "65536", "99999999999999999999"}) {
+        Shape keep{3, 4, 5};
+        err.clear();
+        const bool ok = parse_shape(bad, keep, err);
+        INFO("text '" << bad << "', error: " << err);
+        CHECK_FALSE(ok);
+        CHECK_FALSE(err.empty());
+        CHECK(err.find('\n') == std::string::npos);
+        CHECK((keep.m == 3 && keep.n == 4 && keep.k == 5));  // a refused text leaves the shape alone
+    }
+    CHECK_FALSE(parse_shape("-8", s, err));
+    CHECK(err == "sizes must be at least 1, got -8");
+    CHECK_FALSE(parse_shape("65536", s, err));
+    CHECK(err.find("2^31-1") != std::string::npos);
+    int d = 0;
+    CHECK(parse_dim("42", d, err));
+    CHECK(d == 42);
+    CHECK_FALSE(parse_dim("4x2", d, err));
+}
+
+TEST_CASE("--csv must be writable when the options are parsed", "[options][csv]") {
+    test::TempDir dir;
+    std::string err;
+
+    // A new file: accepted, and not left behind (the first row writes it with its header).
+    Options fresh;
+    const std::string new_csv = dir / "new.csv";
+    REQUIRE(parse({"--csv", new_csv.c_str()}, fresh, err));
+    CHECK(fresh.csv == new_csv);
+    CHECK_FALSE(std::ifstream(new_csv).good());
+
+    // An existing file: accepted and left exactly as it was (appending, never truncating).
+    const std::string old_csv = dir / "old.csv";
+    test::write_file(old_csv, "chapter,variant\n03,tiled_32\n");
+    Options existing;
+    REQUIRE(parse({"--csv", old_csv.c_str()}, existing, err));
+    CHECK(test::read_file(old_csv) == "chapter,variant\n03,tiled_32\n");
+
+    // A folder that does not exist, a folder, and a path below a plain file: one line each.
+    // (Below a file fails even for root, who may write anywhere else.)
+    for (const std::string& bad : {dir / "no/such/folder/x.csv", dir.path, old_csv + "/x.csv"}) {
+        Options opt;
+        err.clear();
+        const bool ok = parse({"--csv", bad.c_str()}, opt, err);
+        INFO("--csv " << bad << ": " << err);
+        CHECK_FALSE(ok);
+        CHECK(err.find(bad) != std::string::npos);
+        CHECK(err.find('\n') == std::string::npos);
+    }
+    CHECK_FALSE(std::ifstream(dir / "no").good());  // nothing was created on the way
+
+    // --help still works next to a bad path.
+    Options help;
+    const std::string bad = dir / "no/x.csv";
+    CHECK(parse({"--help", "--csv", bad.c_str()}, help, err));
+    CHECK(help.help);
+}
