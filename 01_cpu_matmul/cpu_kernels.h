@@ -160,9 +160,11 @@ inline void pack_A(int mc, int kc, const float* A, int K, int ic, int pc, float*
 
 // The register tile: acc(MR x NR) = sum over p of column p of the A sliver times row p of the
 // B sliver, then C = alpha * acc + beta * C on the mr x nr entries that exist.
-// The loops over i and j have compile-time bounds, so g++ unrolls them completely, keeps
-// acc[][] in 16 zmm registers and emits MR * NR / 16 = 16 vfmadd231ps per step p (check with
-// objdump -d, see the notes). No edge tests inside the p loop: the packs are zero-padded.
+// The loops over i and j have compile-time bounds, so g++ unrolls them completely. With 512-bit
+// vectors it keeps acc[][] in 16 zmm registers and emits MR * NR / 16 = 16 vfmadd231ps per step p;
+// where it uses 256-bit vectors (AVX2, or its tuning for some AVX-512 CPUs) it emits 32 on ymm
+// registers, and the tile no longer fits the registers (`make fma-count` shows which, see the
+// notes). No edge tests inside the p loop: the packs are zero-padded.
 inline void micro_kernel(int kc, const float* __restrict__ a, const float* __restrict__ b, float alpha,
                          float beta, float* __restrict__ C, int ldc, int mr, int nr) {
     float acc[MR][NR] = {};

@@ -1,7 +1,10 @@
 // test_01_cpu_matmul - CPU tests (no GPU needed, none skipped): every variant against the
 // double-precision reference on the spec's shapes with C poisoned by NaN, planted bugs that the
-// check must catch, the variant table with and without OpenBLAS, and the option handling.
+// check must catch, the variant table with and without OpenBLAS, the option handling, and the
+// FMA count of the micro-kernel (count_fma.sh) on the built program and on planted listings.
 #include <cmath>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -70,6 +73,28 @@ void sgemm_blocked_skips_right_edge(int M, int N, int K, float alpha, const floa
 bool parse(std::vector<const char*> args, wb::Options& opt, std::string& error) {
     args.insert(args.begin(), "01_cpu_matmul");
     return cpu::parse_cpu_options(int(args.size()), args.data(), cpu::variants(), opt, error);
+}
+
+// The key=value pairs of count_fma.sh's "summary:" line ("width" holds xmm, ymm, zmm or none).
+std::map<std::string, std::string> fma_summary(const std::string& out) {
+    std::map<std::string, std::string> fields;
+    const size_t at = out.find("summary: ");
+    if (at == std::string::npos) return fields;
+    std::istringstream line(out.substr(at + 9, out.find('\n', at) - at - 9));
+    std::string pair;
+    while (line >> pair) {
+        const size_t eq = pair.find('=');
+        if (eq != std::string::npos) fields[pair.substr(0, eq)] = pair.substr(eq + 1);
+    }
+    return fields;
+}
+
+// An `objdump -d --no-show-raw-insn -C` listing: a label line, then "  address:<TAB>instruction".
+std::string listing_function(const std::string& address, const std::string& name,
+                             const std::vector<std::pair<std::string, std::string>>& lines) {
+    std::string text = std::string(16 - address.size(), '0') + address + " <" + name + ">:\n";
+    for (const auto& l : lines) text += "  " + l.first + ":\t" + l.second + "\n";
+    return text + "\n";
 }
 
 }  // namespace
@@ -216,4 +241,106 @@ TEST_CASE("01: timing reports the median and the minimum of the timed calls", "[
     CHECK(t.ms_all.size() == 7);
     CHECK(calls >= 2 + 7);  // the warm-up runs for at least kMinWarmupSeconds, so usually many more
     CHECK(t.ms_min <= t.ms_median);
+}
+
+TEST_CASE("01: count_fma.sh finds the micro-kernel's FMAs in the program, whatever their width", "[01][fma]") {
+    // The built program: -O3 -march=native gives packed FMAs on any x86-64 CPU with FMA (AVX2 or
+    // AVX-512), xmm, ymm or zmm as the compiler chose, and its k loop does MR x NR multiply-adds
+    // per step k (a whole number of steps when g++ unrolls it).
+    wb::test::TempDir dir;
+    const std::string program = wb::test::program_path("01_cpu_matmul");
+    const wb::test::RunResult r = wb::test::run_program("count_fma.sh", "'" + program + "'", dir);
+    INFO("count_fma.sh " << program << " -> status " << r.status << "\n" << r.out << r.err);
+    REQUIRE(r.status == 0);
+    std::map<std::string, std::string> f = fma_summary(r.out);
+    REQUIRE(f.count("width") == 1);
+    const std::string width = f["width"];
+    CHECK((width == "xmm" || width == "ymm" || width == "zmm"));
+    CHECK(std::stoi(f["packed"]) == std::stoi(f["xmm"]) + std::stoi(f["ymm"]) + std::stoi(f["zmm"]));
+    CHECK(std::stoi(f[width]) > 0);
+    const int tile = cpu::blocked::MR * cpu::blocked::NR;
+    const int loop_madds = std::stoi(f["loop_madds"]);
+    CHECK(loop_madds > 0);
+    CHECK(loop_madds % tile == 0);
+    // The summary names the width it found, in words a student can check against the table.
+    CHECK(r.out.find("vector width: " + width) != std::string::npos);
+}
+
+TEST_CASE("01: count_fma.sh counts every vector width, and only the function's own instructions", "[01][fma]") {
+    wb::test::TempDir dir;
+    const std::string kernel = "cpu::blocked::micro_kernel(int, float const*, float const*, float, float, float*, int, int, int)";
+    // A caller that calls the micro-kernel and has zmm FMAs of its own: a line that merely names the
+    // function must not start the count (nor must the caller's FMAs end up in it).
+    const std::string caller = listing_function(
+        "1000", "cpu::blocked::sgemm_packed(int)",
+        {{"1000", "call   2000 <" + kernel + ">"},
+         {"1005", "vfmadd231ps %zmm1,%zmm2,%zmm3"},
+         {"100b", "vfmadd231ps %zmm1,%zmm2,%zmm4"},
+         {"1011", "ret"}});
+    // What an AVX2 machine (or an AVX-512 one tuned for 256-bit vectors) gets: a k loop of ymm FMAs,
+    // one accumulator kept on the stack, then a scalar FMA in the edge store.
+    const std::string avx2_kernel = listing_function(
+        "2000", kernel,
+        {{"2000", "vmovups (%r15),%ymm3"},
+         {"2005", "vbroadcastss (%r14),%ymm4"},
+         {"200a", "vfmadd231ps %ymm3,%ymm4,%ymm0"},
+         {"2010", "vfmadd231ps %ymm3,%ymm4,%ymm1"},
+         {"2016", "vfmadd213ps 0x20(%rsp),%ymm4,%ymm2"},
+         {"201d", "vmovaps %ymm2,0x20(%rsp)"},
+         {"2023", "add    $0x20,%r14"},
+         {"2027", "jne    2000 <" + kernel + "+0x0>"},
+         {"202d", "vfmadd231ss (%rax),%xmm1,%xmm0"},
+         {"2032", "ret"}});
+    wb::test::write_file(dir / "avx2.txt", caller + avx2_kernel);
+    wb::test::RunResult r = wb::test::run_program("count_fma.sh", "- < '" + (dir / "avx2.txt") + "'", dir);
+    INFO("ymm listing -> status " << r.status << "\n" << r.out << r.err);
+    CHECK(r.status == 0);
+    std::map<std::string, std::string> f = fma_summary(r.out);
+    CHECK(f["width"] == "ymm");
+    CHECK(f["packed"] == "3");
+    CHECK(f["ymm"] == "3");
+    CHECK(f["zmm"] == "0");
+    CHECK(f["scalar"] == "1");
+    CHECK(f["loop_fmas"] == "3");
+    CHECK(f["loop_madds"] == "24");
+    CHECK(f["loop_stack"] == "2");
+
+    // An AVX-512 build with 512-bit vectors: zmm, 16 floats each.
+    const std::string zmm_kernel = listing_function(
+        "3000", kernel,
+        {{"3000", "vbroadcastss (%r14),%zmm4"},
+         {"3006", "vfmadd231ps %zmm3,%zmm4,%zmm0"},
+         {"300c", "vfmadd231ps (%r15),%zmm4,%zmm1"},
+         {"3012", "jne    3000 <" + kernel + "+0x0>"},
+         {"3018", "vfmadd231ps %ymm3,%ymm4,%ymm0"},
+         {"301e", "ret"}});
+    wb::test::write_file(dir / "zmm.txt", caller + zmm_kernel);
+    r = wb::test::run_program("count_fma.sh", "- < '" + (dir / "zmm.txt") + "'", dir);
+    INFO("zmm listing -> status " << r.status << "\n" << r.out << r.err);
+    CHECK(r.status == 0);
+    f = fma_summary(r.out);
+    CHECK(f["width"] == "zmm");
+    CHECK(f["zmm"] == "2");
+    CHECK(f["ymm"] == "1");
+    CHECK(f["loop_madds"] == "32");
+    CHECK(f["loop_stack"] == "0");
+
+    // Not vectorized (an -O1 build): the function is there, without packed FMAs: status 1.
+    const std::string scalar_kernel = listing_function(
+        "4000", kernel,
+        {{"4000", "vmulss %xmm1,%xmm0,%xmm0"}, {"4004", "vaddss %xmm0,%xmm2,%xmm2"}, {"4008", "ret"}});
+    wb::test::write_file(dir / "scalar.txt", scalar_kernel);
+    r = wb::test::run_program("count_fma.sh", "- < '" + (dir / "scalar.txt") + "'", dir);
+    INFO("scalar listing -> status " << r.status << "\n" << r.out << r.err);
+    CHECK(r.status == 1);
+    CHECK(fma_summary(r.out)["width"] == "none");
+
+    // No such function (only a call to it), or no program: status 2 and one line on stderr.
+    wb::test::write_file(dir / "caller.txt", caller);
+    r = wb::test::run_program("count_fma.sh", "- < '" + (dir / "caller.txt") + "'", dir);
+    CHECK(r.status == 2);
+    CHECK(r.err.find("no function cpu::blocked::micro_kernel") != std::string::npos);
+    r = wb::test::run_program("count_fma.sh", "'" + (dir / "no_such_program") + "'", dir);
+    CHECK(r.status == 2);
+    CHECK(r.err.find("does not exist") != std::string::npos);
 }
