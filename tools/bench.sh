@@ -19,7 +19,8 @@
 # a shape whose estimate exceeds the limit is skipped, and the line says so. The limit is 1 s when
 # the GPU drives a display (the Windows watchdog kills a kernel after about 2 s; 00_env_check
 # reports "kernel_timeout"), and 5 s otherwise, to keep the whole run short.
-# Exit status: 0 all passed, 1 a program failed or a check failed, 2 bad usage, 3 no usable GPU.
+# Exit status: 0 all passed, 1 a program failed or a check failed, 2 bad usage or an output folder
+# that cannot be written (found before anything runs), 3 no usable GPU.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -59,7 +60,17 @@ declare -A SLOWEST=([02]=0.004 [03]=0.02 [04]=0.03 [05]=0.03 [06]=0.03 [07]=0.2)
 WATCHDOG_LIMIT_S=1
 LIMIT_S=5
 
-mkdir -p "$out" || exit 2
+# The output folder must be writable before anything is measured: results nobody can save are a
+# lost run. (--dry-run writes nothing, so it needs none.) A folder that does not exist yet is fine
+# when its nearest existing ancestor is writable.
+if [ "$dry_run" -eq 0 ]; then
+  d=$out
+  while [ ! -e "$d" ] && [ ! -L "$d" ]; do d=$(dirname "$d"); done
+  if ! { [ -d "$d" ] && [ -w "$d" ] && [ -x "$d" ]; } || ! mkdir -p "$out" 2>/dev/null; then
+    echo "bench: cannot write the results folder $out (BENCH_OUT): not a writable folder" >&2
+    exit 2
+  fi
+fi
 
 # ---- the device facts ------------------------------------------------------------------------
 env_json="$out/env.json"

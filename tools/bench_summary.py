@@ -12,9 +12,13 @@ it the % of cuBLAS divides by cuBLAS SGEMM on the same shape from a GPU chapter 
 (chapter 07's when it has one).
 """
 import csv
+import os
 import statistics
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from wb_shapes import flops, shape_label, shape_order  # noqa: E402,F401  (the report uses them from here too)
 
 # The rows the GPU harness times as the baseline of every chapter (common/gemm_harness.cu).
 GPU_BASELINES = {"cublas_sgemm": "fp32", "cublas_tf32": "tf32", "cublas_hgemm": "fp16"}
@@ -49,23 +53,6 @@ def is_baseline(row):
 
 def shape_of(row):
     return int(row["M"]), int(row["N"]), int(row["K"])
-
-
-def shape_label(shape):
-    """'4096' for a cube, 'MxNxK' otherwise."""
-    m, n, k = shape
-    return str(m) if m == n == k else f"{m}x{n}x{k}"
-
-
-def shape_order(shape):
-    """Cubes first, by size; then the other shapes by their FLOP count."""
-    m, n, k = shape
-    return (0 if m == n == k else 1, m * n * k, shape)
-
-
-def flops(shape):
-    m, n, k = shape
-    return 2.0 * m * n * k
 
 
 def cublas_sgemm_reference(rows):

@@ -21,7 +21,8 @@ results.tsv (written by grade.sh), one record per line, tab-separated:
   sanitize CHAPTER ok|fail|skipped EXIT_STATUS
   sweep CHAPTER EXIT_STATUS | bench CHAPTER EXIT_STATUS
 
-Exit status: 0 done, 2 bad usage or unreadable input.
+Exit status: 0 done, 2 bad usage, unreadable input, or a GRADE_DIR where grade.csv and grade.md
+cannot be written (found before scoring).
 """
 import csv
 import datetime
@@ -32,7 +33,12 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 from collections import Counter, defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wb_shapes  # noqa: E402
+from wb_shapes import shape_text  # noqa: E402
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TOOLS)
@@ -80,17 +86,11 @@ def sweep_shapes(seed):
     return shapes, small
 
 
-def shape_text(s):
-    return f"{s[0]}x{s[1]}x{s[2]}"
-
-
 def parse_shape(text):
-    parts = str(text).lower().split("x")
-    if len(parts) == 1:
-        parts = parts * 3
-    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise UsageError(f"bad shape '{text}' (want S or MxNxK)")
-    return tuple(int(p) for p in parts)
+    try:
+        return wb_shapes.parse_shape(text)
+    except ValueError as e:
+        raise UsageError(f"bad shape: {e}")
 
 
 # ---- checksums ---------------------------------------------------------------------------------
@@ -202,6 +202,20 @@ def load_rubric(path):
     return rubric
 
 
+def check_writable(folder, names):
+    """UsageError unless the files `names` can be written in `folder`: checked before scoring, so a
+    grade is never computed only to be lost."""
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+            raise UsageError(f"cannot write {path}")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise UsageError(f"cannot write in {folder}: {e.strerror}")
+
+
 def tier_points(tiers, pct):
     best = 0
     for t in tiers:
@@ -238,6 +252,7 @@ def score(grade_dir, rubric_path, manifest_path, root):
     rubric = load_rubric(rubric_path)
     if not os.path.isdir(grade_dir):
         raise UsageError(f"{grade_dir} is not a folder (run tools/grade.sh first)")
+    check_writable(grade_dir, ("grade.csv", "grade.md"))
     info, build, tests, sanitize, sweep_rc, bench_rc = read_results(os.path.join(grade_dir, "results.tsv"))
     if not build:
         raise UsageError(f"{grade_dir}/results.tsv is missing or empty (run tools/grade.sh first)")

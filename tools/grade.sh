@@ -15,7 +15,8 @@
 # Settings (environment): GRADE_DIR (default grade), GRADE_SEED, GRADE_RUBRIC, GRADE_MANIFEST (the
 # reference checksums the instructor keeps: python3 tools/grade.py manifest > FILE), STUDENT_ID,
 # GRADE_TIMEOUT (seconds per program run, default 900), GRADE_NO_GPU=1 (act as if there were no GPU).
-# Exit status: 0 graded (whatever the grade), 1 scoring failed, 2 bad usage, 3 no usable GPU.
+# Exit status: 0 graded (whatever the grade), 1 scoring failed, 2 bad usage (including a GRADE_DIR
+# that cannot be written, found before anything runs), 3 no usable GPU.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -36,6 +37,17 @@ case "$seed" in ''|*[!0-9]*) [ -z "$seed" ] || { echo "grade: --seed wants a non
 [ -f "$rubric" ] || { echo "grade: rubric $rubric not found" >&2; exit 2; }
 [ -z "$manifest" ] || [ -f "$manifest" ] || { echo "grade: manifest $manifest not found" >&2; exit 2; }
 command -v python3 >/dev/null 2>&1 || { echo "grade: python3 is needed to score (install python3)" >&2; exit 2; }
+# The results folder is checked before anything runs (a grade nobody can save is lost work), but
+# not created yet: without a GPU nothing at all is left behind.
+G=${GRADE_DIR:-grade}
+# True when folder $1 exists and is writable, or could be created: its nearest existing
+# ancestor is a writable folder.
+writable_dir() {
+  local d=$1
+  while [ ! -e "$d" ] && [ ! -L "$d" ]; do d=$(dirname "$d"); done
+  [ -d "$d" ] && [ -w "$d" ] && [ -x "$d" ]
+}
+writable_dir "$G" || { echo "grade: cannot write the results folder $G (GRADE_DIR): not a writable folder" >&2; exit 2; }
 
 # ---- 1. a GPU? -------------------------------------------------------------------------------
 no_gpu() { echo "grade: no usable GPU ($1): run the grader on the GPU machine; nothing was graded" >&2; exit 3; }
@@ -46,8 +58,7 @@ fi
 command -v nvidia-smi >/dev/null 2>&1 || no_gpu "nvidia-smi not found"
 nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || no_gpu "nvidia-smi lists no GPU"
 
-G=${GRADE_DIR:-grade}
-mkdir -p "$G" || exit 2
+mkdir -p "$G" 2>/dev/null || { echo "grade: cannot create the results folder $G" >&2; exit 2; }
 rm -f "$G"/{results.tsv,sweep.csv,bench.csv,checksums.json,env.json,grade.csv,grade.md,*.log}
 R="$G/results.tsv"
 rec() { (IFS=$'\t'; echo "$*") >>"$R"; }

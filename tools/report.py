@@ -29,6 +29,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_summary as bs  # noqa: E402  (the same reading of the CSV as `make bench`)
+from wb_shapes import parse_shape, shape_text  # noqa: E402  (the programs' grammar of sizes)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the plots"
@@ -174,11 +175,6 @@ def md_table(header, rows, right=()):
              "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def shape_text(shape):
-    m, n, k = shape
-    return f"{m}x{n}x{k}"
 
 
 def get(obj, *keys):
@@ -630,15 +626,6 @@ def fill(template_text, values):
     return template_text
 
 
-def parse_shape(text):
-    parts = [int(p) for p in text.lower().split("x")]
-    if len(parts) == 1:
-        parts *= 3
-    if len(parts) != 3 or min(parts) < 1:
-        raise ValueError(text)
-    return tuple(parts)
-
-
 def main():
     def path_setting(name, default):
         return os.environ.get(name) or default
@@ -650,8 +637,8 @@ def main():
     student = os.environ.get("STUDENT_ID", "").strip()
     try:
         ladder_shape = parse_shape(os.environ.get("REPORT_SHAPE") or "4096")
-    except ValueError:
-        print(f"report: REPORT_SHAPE must be S or MxNxK, got '{os.environ.get('REPORT_SHAPE')}'", file=sys.stderr)
+    except ValueError as e:
+        print(f"report: REPORT_SHAPE: {e}", file=sys.stderr)
         return 2
 
     if not os.path.exists(csv_path):

@@ -339,12 +339,16 @@ class Usage(unittest.TestCase):
             bad_rubric = os.path.join(tmp, "rubric.json")
             with open(bad_rubric, "w") as f:
                 f.write("{ not json")
+            # A folder named like an output file blocks it, for root as much as for anyone.
+            blocked = copy_fixture(os.path.join(tmp, "blocked"))
+            os.makedirs(os.path.join(blocked, "grade.csv"))
             for cmd in (["python3", GRADE_PY], ["python3", GRADE_PY, "frobnicate"],
                         ["python3", GRADE_PY, "score"], ["python3", GRADE_PY, "score", os.path.join(tmp, "none")],
                         ["python3", GRADE_PY, "score", tmp],  # a folder without results.tsv
                         ["python3", GRADE_PY, "score", copy_fixture(os.path.join(tmp, "g")), "--rubric", bad_rubric],
                         ["python3", GRADE_PY, "score", os.path.join(tmp, "g"), "--bogus", "1"],
                         ["python3", GRADE_PY, "shapes", "x"],
+                        ["python3", GRADE_PY, "score", blocked],  # grade.csv cannot be written
                         ["bash", os.path.join(TOOLS, "grade.sh"), "--bogus"],
                         ["bash", os.path.join(TOOLS, "grade.sh"), "--seed", "abc"],
                         ["bash", os.path.join(TOOLS, "grade.sh"), "--rubric", os.path.join(tmp, "none.json")]):
@@ -352,6 +356,82 @@ class Usage(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, (cmd, r.stdout, r.stderr))
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, (cmd, r.stderr))
                 self.assertNotIn("Traceback", r.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class OutputChecks(unittest.TestCase):
+    """A results folder that cannot be written is bad input: one line, exit 2, before any work."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wb-grade-")
+        self.file = os.path.join(self.tmp, "a_file")
+        with open(self.file, "w") as f:
+            f.write("not a folder\n")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_grade_sh_refuses_an_unwritable_folder_before_looking_for_a_gpu(self):
+        # GRADE_NO_GPU=1 would end the run with status 3: status 2 shows the folder came first.
+        for bad in (os.path.join(self.file, "grade"), self.file):
+            r = run(["bash", os.path.join(TOOLS, "grade.sh")], {"GRADE_DIR": bad, "GRADE_NO_GPU": "1"})
+            self.assertEqual(r.returncode, 2, (bad, r.stdout, r.stderr))
+            self.assertEqual(r.stdout, "")
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(bad, r.stderr)
+        # A writable one that does not exist yet passes this check (and is not created by it).
+        fresh = os.path.join(self.tmp, "new", "grade")
+        r = run(["bash", os.path.join(TOOLS, "grade.sh")], {"GRADE_DIR": fresh, "GRADE_NO_GPU": "1"})
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "new")))
+
+    def test_score_refuses_before_writing_anything(self):
+        folder = copy_fixture(os.path.join(self.tmp, "g"))
+        os.makedirs(os.path.join(folder, "grade.md"))
+        r = score(folder)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("grade.md", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(folder, "grade.csv")))
+
+
+class ShapeGrammar(unittest.TestCase):
+    """One grammar of sizes for the tools (tools/wb_shapes.py), the programs' own (common/shape.cpp)."""
+
+    def test_the_programs_grammar(self):
+        import wb_shapes
+        self.assertEqual(wb_shapes.parse_shape("1024"), (1024, 1024, 1024))
+        self.assertEqual(wb_shapes.parse_shape("1000x1013x777"), (1000, 1013, 777))
+        self.assertEqual(wb_shapes.parse_shape("500000x4294x1"), (500000, 4294, 1))
+        for bad in ("", "x", "8x", "8x8", "8x8x", "x8x8", "8x8x8x8", "+8", " 8", "8 ", "-8", "0", "8x0x8",
+                    "1e3", "0x10", "500001", "65536", "8X8X8", "\uff18"):
+            with self.assertRaises(ValueError, msg=repr(bad)) as cm:
+                wb_shapes.parse_shape(bad)
+            self.assertNotIn("\n", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            wb_shapes.parse_shape("-8")
+        self.assertEqual(str(cm.exception), "sizes must be at least 1, got -8")  # the programs' words
+        self.assertEqual(wb_shapes.parse_shapes("64,1000x1013x777"), [(64, 64, 64), (1000, 1013, 777)])
+        self.assertEqual(wb_shapes.shape_label((64, 64, 64)), "64")
+        self.assertEqual(wb_shapes.shape_label((4096, 4096, 1024)), "4096x4096x1024")
+        # Every sweep shape the grader draws reads back as itself.
+        for seed in range(50):
+            for s in grade.sweep_shapes(seed)[0]:
+                self.assertEqual(wb_shapes.parse_shape(grade.shape_text(s)), s)
+
+    def test_grade_and_report_use_it(self):
+        tmp = tempfile.mkdtemp(prefix="wb-grade-")
+        try:
+            rubric = os.path.join(tmp, "rubric.json")
+            with open(rubric, "w") as f:
+                json.dump({"chapters": {}, "bench_shape": "+4096"}, f)
+            r = run(["python3", GRADE_PY, "bench-shape", "--rubric", rubric])
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("'+4096' is not a whole number", r.stderr)
+            r = run(["python3", os.path.join(TOOLS, "report.py")],
+                    {"REPORT_SHAPE": "4096x", "REPORT_OUT": os.path.join(tmp, "report")})
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("'4096x' is not a size", r.stderr)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -395,7 +475,7 @@ class GradeScript(unittest.TestCase):
         """Fake nvidia-smi and compute-sanitizer, stand-in programs that write the fixture's rows,
         chapter 03 that does not build: grade.sh grades what builds and marks the rest."""
         work = os.path.join(self.tmp, "wb")
-        for rel in ("tools/grade.sh", "tools/grade.py", "report_template/rubric.json"):
+        for rel in ("tools/grade.sh", "tools/grade.py", "tools/wb_shapes.py", "report_template/rubric.json"):
             os.makedirs(os.path.dirname(os.path.join(work, rel)), exist_ok=True)
             shutil.copy(os.path.join(ROOT, rel), os.path.join(work, rel))
         with open(os.path.join(work, "Makefile"), "w") as f:

@@ -236,6 +236,17 @@ class BenchTools(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
+    def test_an_unwritable_results_folder_stops_bench_before_any_work(self):
+        blocker = os.path.join(self.tmp, "a_file")
+        with open(blocker, "w") as f:
+            f.write("not a folder\n")
+        for bad in (os.path.join(blocker, "results"), blocker):
+            r = run(["bash", "tools/bench.sh"], {"BENCH_OUT": bad})
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertEqual(r.stdout, "")  # not even the device facts were measured
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(bad, r.stderr)
+
     def test_summary_names_the_best_variants_and_the_failures(self):
         r = run(["python3", os.path.join(TOOLS, "bench_summary.py"), FIXTURE_CSV])
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -268,7 +279,7 @@ class BenchTools(unittest.TestCase):
         # fixture's rows of their chapter and shape, and fail when one of those rows failed.
         work = os.path.join(self.tmp, "wb")
         os.makedirs(os.path.join(work, "tools"))
-        for name in ("bench.sh", "bench_summary.py"):
+        for name in ("bench.sh", "bench_summary.py", "wb_shapes.py"):
             shutil.copy(os.path.join(TOOLS, name), os.path.join(work, "tools", name))
         header = ",".join(fixture_rows()[0].keys())
         program = f'''#!/usr/bin/env python3
