@@ -1,6 +1,6 @@
 // gemm_harness.cuh - the one harness every GPU chapter hands its variant table to.
 //
-// A chapter's kernels.cuh defines launchers with the GEMM contract of WORKBOOK_SPEC.md
+// A chapter's kernels.cuh defines launchers with the GEMM contract of docs/CONTRACT.md
 // (row-major, packed, C = alpha * A * B + beta * C, any M, N, K >= 1) and lists them:
 //
 //   inline const wb::SgemmVariant kSgemmVariants[] = {
@@ -32,7 +32,7 @@
 #include "report.h"
 #include "timer.cuh"
 
-// The kernel interface of every chapter (WORKBOOK_SPEC.md, "The GEMM contract").
+// The kernel interface of every chapter (docs/CONTRACT.md, "The GEMM contract").
 using SgemmFn = void (*)(int M, int N, int K, float alpha, const float* A, const float* B,
                          float beta, float* C, cudaStream_t stream);
 using HgemmFn = void (*)(int M, int N, int K, float alpha, const __half* A, const __half* B,

@@ -1,7 +1,7 @@
 // numerics.h - random inputs, the double-precision reference and the checker.
 //
 // Host-only code (compiled by g++, tested without a GPU). The verification policy is the one of
-// WORKBOOK_SPEC.md: an entry of C passes when
+// docs/CONTRACT.md, "Verifying": an entry of C passes when
 //
 //     |C - C_ref| <= bound = (c_in + gamma_{K+2}) * scale + tiny,
 //     scale       = |alpha| * (|A| |B|)_ij + |beta| * |C0_ij|,

@@ -1,5 +1,5 @@
 // report.h - the aligned result table every chapter prints, and the CSV rows it appends.
-// Host-only code. The CSV schema is the one of WORKBOOK_SPEC.md ("Results").
+// Host-only code. The CSV schema is the one of docs/CONTRACT.md, "Results (CSV)".
 #pragma once
 
 #include <cstdio>

@@ -35,9 +35,10 @@ struct RunResult {
 RunResult run_program(const std::string& program, const std::string& args, const TempDir& dir,
                       const std::string& env_prefix = "");
 
-// The exit statuses of a GEMM chapter's program (WORKBOOK_SPEC.md, "options"): bad input gets one
-// line on stderr and status 2 before any device work; no usable GPU gets a clear line and status
-// 3 (CUDA_VISIBLE_DEVICES=-1 hides every GPU, so this runs on any machine); --help succeeds.
+// The exit statuses of a GEMM chapter's program (docs/CONTRACT.md, "The program's options"): bad
+// input gets one line on stderr and status 2 before any device work; no usable GPU gets a clear
+// line and status 3 (CUDA_VISIBLE_DEVICES=-1 hides every GPU, so this runs on any machine); --help
+// succeeds.
 void check_program_exit_statuses(const std::string& program);
 
 }  // namespace test

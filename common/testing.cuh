@@ -1,5 +1,6 @@
 // testing.cuh - what every chapter's Catch2 tests share: the GPU skip rule, the shape list of
-// WORKBOOK_SPEC.md, and a check of a whole variant table against the double-precision reference.
+// docs/CONTRACT.md, "The GEMM contract", and a check of a whole variant table against the
+// double-precision reference.
 //
 //   TEST_CASE("every variant is right on every shape", "[gpu]") {
 //       WB_REQUIRE_GPU();
