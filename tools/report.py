@@ -2,9 +2,16 @@
 """report.py - `make report`: the homework report, filled in from measured results.
 
 Reads the bench results (results/bench.csv, the spec's CSV schema) and the device facts that
-00_env_check wrote (results/env.json), and writes report/: a copy of report_template/ in English and
-Chinese with every {{PLACEHOLDER}} replaced by a table or a paragraph computed from those two files,
-the plots (with matplotlib), and a copy of the two input files, so the report carries its evidence.
+00_env_check wrote (results/env.json), and writes report/: the report in English and Chinese with
+every table and paragraph computed from those two files, the plots (with matplotlib), and a copy
+of the two input files, so the report carries its evidence.
+
+The first fill copies report_template/ and replaces each {{PLACEHOLDER}} by its table, set between
+two invisible markers (<!-- wb:begin NAME --> ... <!-- wb:end NAME -->). Every later fill reads the
+report that is there and replaces only what lies between markers: the text the student wrote (every
+**Write** section, anything outside the markers) is kept character for character. The previous
+version is kept as report.md.bak. A marker the student deleted is reported in one line and its
+table is left alone; writing {{NAME}} into the report brings a table back on the next fill.
 
 Settings (environment variables; paths relative to the workbook's top folder):
   REPORT_CSV       the results (default results/bench.csv)
@@ -15,7 +22,8 @@ Settings (environment variables; paths relative to the workbook's top folder):
   STUDENT_ID       who the report is by (else the CSV's student column)
 
 Standard library only; matplotlib is optional (without it the tables are still filled and one line
-says how to install it). Exit status: 0 done, 2 the results file is missing or empty.
+says how to install it). Exit status: 0 done, 2 bad input, found before any work: the results file
+is missing or empty, REPORT_SHAPE is not a size, or REPORT_OUT cannot be written.
 """
 import datetime
 import hashlib
@@ -23,6 +31,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from collections import defaultdict
@@ -92,6 +101,26 @@ TEXT = {
         "copies": "Copies of both files are in `data/` next to this report.",
         "plot1": "GFLOP/s against size: the best variant of each chapter, and cuBLAS in each precision.",
         "plot2": "The ladder at {shape}: each chapter's best variant as % of cuBLAS in the same precision.",
+        "tflops": "TFLOP/s", "precision": "precision", "inputs": "inputs", "u_in": "u of the inputs",
+        "n_variants": "variants", "err_median": "rel. error, median", "err_max": "rel. error, largest",
+        "err_cublas": "rel. error, cuBLAS", "vs_fp32": "median / FP32's", "from": "rows from",
+        "in_fp32": "FP32: 24-bit significand, 8-bit exponent",
+        "in_tf32": "TF32: 11-bit significand (10 stored), 8-bit exponent",
+        "in_fp16": "FP16: 11-bit significand (10 stored), 5-bit exponent",
+        "tc_caption": "Every tensor-core row at {shape}: TF32 or FP16 inputs, FP32 accumulation, cuBLAS of the "
+                      "same precision from the same run included (chapter 07's own cuBLAS calls are in section "
+                      "4.3). % of cuBLAS: against cuBLAS in the same precision; rel. error as in section 5.",
+        "no_tc": "No TF32 or FP16 rows at {shape} in these results: run chapter 06 (`make bench`, or "
+                 "`./06_tensor_core_wmma/06_tensor_core_wmma --size 4096 --csv ...`).",
+        "prec_caption": "What each precision costs in accuracy at {shape}: the variants that passed (cuBLAS "
+                        "apart), FP32 from chapter 05 as the yardstick. u = 2^-p is the largest relative error "
+                        "of rounding one input to nearest (p = significand bits).",
+        "prec_note": "FP16 and TF32 inputs have the same u, 8192 times FP32's; FP16's 5-bit exponent also "
+                     "narrows the range (largest 65504, smallest normal about 6.1e-5), TF32 keeps FP32's. "
+                     "Every rel. error here is measured against the reference computed from the inputs *as "
+                     "rounded* to the variant's precision, so it shows the FP32 accumulation only; what the "
+                     "rounding of the inputs adds on top (of the order of u) is printed by "
+                     "`./06_tensor_core_wmma/06_tensor_core_wmma --precision --sizes 1024,4096`.",
         "plot3": "Roofline with the measured ceilings; every variant at every shape it ran on, at its "
                  "minimum-traffic FLOP/byte; the best of each chapter at {shape} labelled.",
     },
@@ -144,6 +173,24 @@ TEXT = {
         "copies": "两个文件的副本保存在本报告旁的 `data/` 目录中。",
         "plot1": "GFLOP/s 随尺寸的变化：各章最佳变体，以及各精度的 cuBLAS。",
         "plot2": "{shape} 上的阶梯：各章最佳变体占相同精度 cuBLAS 的 %。",
+        "tflops": "TFLOP/s", "precision": "精度", "inputs": "输入格式", "u_in": "输入的单位舍入误差 u",
+        "n_variants": "变体数", "err_median": "相对误差（中位数）", "err_max": "相对误差（最大）",
+        "err_cublas": "相对误差（cuBLAS）", "vs_fp32": "中位数 / FP32 的", "from": "数据来自",
+        "in_fp32": "FP32：24 位有效数字，8 位指数",
+        "in_tf32": "TF32：11 位有效数字（存 10 位），8 位指数",
+        "in_fp16": "FP16：11 位有效数字（存 10 位），5 位指数",
+        "tc_caption": "{shape} 上的全部张量核心行：TF32 或 FP16 输入，FP32 累加，并列出同一次运行中相同精度的 "
+                      "cuBLAS（第 07 章自己的 cuBLAS 调用见 4.3 节）。占 cuBLAS 的 %：与相同精度的 cuBLAS 相比；"
+                      "相对误差的含义同第 5 节。",
+        "no_tc": "结果中没有 {shape} 上的 TF32 或 FP16 行：请运行第 06 章（`make bench`，或 "
+                 "`./06_tensor_core_wmma/06_tensor_core_wmma --size 4096 --csv ...`）。",
+        "prec_caption": "各精度在 {shape} 上的精度代价：通过检查的变体（cuBLAS 单列），以第 05 章的 FP32 为标尺。"
+                        "u = 2^-p 是把一个输入舍入到最近值时的最大相对误差（p = 有效数字位数）。",
+        "prec_note": "FP16 与 TF32 输入的 u 相同，是 FP32 的 8192 倍；FP16 只有 5 位指数，范围也更窄"
+                     "（最大 65504，最小正规数约 6.1e-5），TF32 保留了 FP32 的范围。这里的每个相对误差都是相对于"
+                     "由*舍入到该变体精度之后*的输入算出的参考结果测得的，所以只反映 FP32 累加的误差；输入舍入本身"
+                     "额外带来的误差（与 u 同一量级）由 "
+                     "`./06_tensor_core_wmma/06_tensor_core_wmma --precision --sizes 1024,4096` 打印。",
         "plot3": "带实测上限的屋顶线：每个变体在其运行过的每个形状上，按最小访存量的 FLOP/字节放置；"
                  "各章在 {shape} 上的最佳变体带标注。",
     },
@@ -167,6 +214,13 @@ def fmt_pct(value):
 
 def fmt_err(value):
     return fmt(value, ".2e")
+
+
+def fmt_ratio(value):
+    """2 significant digits without an exponent: 1.5, 12, 130."""
+    if value is None:
+        return "-"
+    return f"{value:.1f}" if value < 10 else f"{float(f'{value:.2g}'):.0f}"
 
 
 def md_table(header, rows, right=()):
@@ -421,6 +475,69 @@ def correctness_table(res, t):
     return t["correct_caption"] + "\n\n" + table + "\n\n" + line
 
 
+# The precisions in table order, with their significand bits p (u = 2^-p for inputs rounded to nearest).
+SIGNIFICAND_BITS = {"fp32": 24, "tf32": 11, "fp16": 11}
+FP32_YARDSTICK_CHAPTER = "05_float4_vectorized"
+
+
+def tensor_core_rows(res, shape):
+    """The TF32 and FP16 rows at `shape`, by chapter and precision, in the order they were measured.
+    Chapter 07's rows are all cuBLAS and have their own table."""
+    rows = [r for r in res.rows if r["dtype"] in ("tf32", "fp16") and bs.shape_of(r) == shape
+            and not bs.is_cpu_chapter(r["chapter"]) and r["chapter"] != bs.PREFERRED_CUBLAS_CHAPTER]
+    return sorted(rows, key=lambda r: (r["chapter"], bs.DTYPE_ORDER.get(r["dtype"], 9)))
+
+
+def tensor_core_table(res, t):
+    shape = res.ladder_shape
+    rows = tensor_core_rows(res, shape)
+    if not rows:
+        return t["no_tc"].format(shape=shape_text(shape))
+    body = []
+    for r in rows:
+        g = bs.number(r["gflops"])
+        name = f'`{r["variant"]}`' + (f' ({t["baseline_note"]})' if bs.is_baseline(r) else "")
+        body.append([r["chapter"], name, r["dtype"], fmt(g / 1000 if g else None, ".1f"), fmt_pct(res.pct_cublas(r)),
+                     fmt_pct(bs.number(r["pct_peak"])), fmt_err(bs.number(r["rel_err"])), r["status"]])
+    header = [t["chapter"], t["variant"], t["type"], t["tflops"], t["pct_cublas"], t["pct_peak"], t["rel_err"],
+              t["check"]]
+    return t["tc_caption"].format(shape=shape_text(shape)) + "\n\n" + md_table(header, body, right={3, 4, 5, 6})
+
+
+def precision_table(res, t):
+    shape = res.ladder_shape
+    at_shape = [r for r in res.rows if bs.shape_of(r) == shape and not bs.is_cpu_chapter(r["chapter"])
+                and r["chapter"] != bs.PREFERRED_CUBLAS_CHAPTER and r["status"] == "PASS"]
+    fp32_chapters = sorted({r["chapter"] for r in at_shape if r["dtype"] == "fp32" and not bs.is_baseline(r)})
+    yardstick = FP32_YARDSTICK_CHAPTER if FP32_YARDSTICK_CHAPTER in fp32_chapters else \
+        (fp32_chapters[-1] if fp32_chapters else None)
+    tensor = {r["chapter"] for r in tensor_core_rows(res, shape)}
+    per_dtype = {}
+    for dtype in SIGNIFICAND_BITS:
+        chapters = {yardstick} if dtype == "fp32" else tensor
+        rows = [r for r in at_shape if r["dtype"] == dtype and r["chapter"] in chapters]
+        errs = sorted(e for e in (bs.number(r["rel_err"]) for r in rows if not bs.is_baseline(r)) if e is not None)
+        lib = [e for e in (bs.number(r["rel_err"]) for r in rows if bs.is_baseline(r)) if e is not None]
+        per_dtype[dtype] = (sorted({r["chapter"] for r in rows}), errs, lib)
+    if not any(per_dtype[d][1] for d in ("tf32", "fp16")):
+        return t["no_tc"].format(shape=shape_text(shape))
+    fp32_errs = per_dtype["fp32"][1]
+    fp32_median = statistics.median(fp32_errs) if fp32_errs else None
+    body = []
+    for dtype, bits in SIGNIFICAND_BITS.items():
+        chapters, errs, lib = per_dtype[dtype]
+        median = statistics.median(errs) if errs else None
+        ratio = median / fp32_median if median is not None and fp32_median else None
+        body.append([dtype, t["in_" + dtype], f"2^-{bits} = {2.0 ** -bits:.2e}", len(errs), fmt_err(median),
+                     fmt_err(max(errs) if errs else None), fmt_err(max(lib) if lib else None),
+                     fmt_ratio(ratio) if dtype != "fp32" else "1", ", ".join(chapters) or "-"])
+    header = [t["precision"], t["inputs"], t["u_in"], t["n_variants"], t["err_median"], t["err_max"],
+              t["err_cublas"], t["vs_fp32"], t["from"]]
+    return (t["prec_caption"].format(shape=shape_text(shape)) + "\n\n" + md_table(header, body, right={3, 4, 5, 6, 7})
+            + "\n\n" + t["prec_note"])
+
+
+
 def ceilings_text(res, t):
     c, items = res.ceilings, []
     if c.get("fp32"):
@@ -620,10 +737,82 @@ def plots_block(res, t, plot_files):
 
 # ---- filling the templates -------------------------------------------------------------------
 
-def fill(template_text, values):
-    for key, value in values.items():
-        template_text = template_text.replace("{{" + key + "}}", value)
-    return template_text
+# The generated parts of a report live between two markers, invisible when the Markdown is shown:
+#     <!-- wb:begin LADDER_TABLE -->  ...the table...  <!-- wb:end LADDER_TABLE -->
+# A re-fill replaces what is between each pair and keeps every other character of the report as it
+# was, so the student's text survives any number of runs. A {{NAME}} anywhere (the template's, or
+# one a student writes to bring back a table) becomes a marked block on the next fill.
+INLINE = {"STUDENT_ID", "GPU", "DATE", "LADDER_SHAPE"}  # filled inside a line of text, not as a block
+MARKER = re.compile(r"<!-- wb:(begin|end) ([A-Za-z0-9_]+) -->")
+
+
+def marked(name, value):
+    begin, end = f"<!-- wb:begin {name} -->", f"<!-- wb:end {name} -->"
+    # Blank lines around a block keep a table from running into the markers in any Markdown viewer.
+    return f"{begin}{value}{end}" if name in INLINE else f"{begin}\n\n{value}\n\n{end}"
+
+
+def pair_pattern(name):
+    """A begin marker of `name`, then the nearest end marker of `name` with no begin of it in
+    between: a lone marker (its partner deleted) never swallows the text up to a later pair."""
+    begin, end = re.escape(f"<!-- wb:begin {name} -->"), re.escape(f"<!-- wb:end {name} -->")
+    return re.compile(f"{begin}(?:(?!{begin}).)*?{end}", re.S)
+
+
+def fill(text, values, expected):
+    """Fills `text` (a template, or a report filled before) with `values`. Returns the new text and
+    a list of one-line notes: a marker without its partner (left as it is, the text around it kept),
+    and a name in `expected` with no place left in the text (its markers deleted)."""
+    notes = []
+    for name, value in values.items():
+        text = pair_pattern(name).sub(lambda _m, n=name, v=value: marked(n, v), text)
+        text = text.replace("{{" + name + "}}", marked(name, value))
+    rest = text
+    for name in values:
+        rest = pair_pattern(name).sub("", rest)
+    lone = {(kind, name) for kind, name in MARKER.findall(rest) if name in values}
+    for kind, name in sorted(lone, key=lambda m: (m[1], m[0])):
+        other = "end" if kind == "begin" else "begin"
+        notes.append(f"a 'wb:{kind} {name}' marker has no 'wb:{other} {name}': left as it is; put the "
+                     f"missing marker back (or replace both by {{{{{name}}}}}) to have it filled again")
+    for name in expected:
+        if f"<!-- wb:begin {name} -->" not in text and f"<!-- wb:end {name} -->" not in text:
+            notes.append(f"no place for {name} (its markers were deleted, or the report is older than the "
+                         f"template): write {{{{{name}}}}} where it should go and run make report again")
+    return text, notes
+
+
+def output_problem(out_dir, names):
+    """Why the report cannot be written into out_dir (one sentence), or None. Checked before any
+    work: a folder that is not writable, or a file of the report that cannot be replaced."""
+    d = out_dir
+    while not os.path.lexists(d):
+        parent = os.path.dirname(os.path.abspath(d))
+        if parent == os.path.abspath(d):
+            break
+        d = parent
+    if not os.path.isdir(d):
+        return f"{d} is not a folder"
+    if not os.access(d, os.W_OK | os.X_OK):
+        return f"{d} is not writable"
+    if d != out_dir:
+        return None  # the folders below d are created by this run
+    for name, want_dir in names:
+        path = os.path.join(out_dir, name)
+        if os.path.lexists(path) and (os.path.isdir(path) != want_dir or not os.access(path, os.W_OK)):
+            return f"{path} cannot be written"
+    return None
+
+
+def write_report(path, text):
+    """Replaces `path` in one step (a crash never leaves half a report); the previous version is
+    kept as PATH.bak, so even text typed between two markers can be found again."""
+    if os.path.exists(path):
+        shutil.copyfile(path, path + ".bak")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 def main():
@@ -641,6 +830,12 @@ def main():
         print(f"report: REPORT_SHAPE: {e}", file=sys.stderr)
         return 2
 
+    outputs = [(name, False) for name, _ in TEMPLATES] + [(name + ".bak", False) for name, _ in TEMPLATES] + \
+        [("plots", True), ("data", True)]
+    problem = output_problem(out_dir, outputs)
+    if problem:
+        print(f"report: cannot write the report into {out_dir} (REPORT_OUT): {problem}", file=sys.stderr)
+        return 2
     if not os.path.exists(csv_path):
         print(f"report: {csv_path} does not exist. Run `make bench` on the GPU machine first, or point "
               f"REPORT_CSV at a results file (e.g. REPORT_CSV=results/h200/bench.csv make report).", file=sys.stderr)
@@ -666,9 +861,15 @@ def main():
     written = []
     for name, lang in TEMPLATES:
         t = TEXT[lang]
-        src = os.path.join(template_dir, name)
-        with open(src, encoding="utf-8") as f:
-            text = f.read()
+        with open(os.path.join(template_dir, name), encoding="utf-8") as f:
+            template = f.read()
+        dst = os.path.join(out_dir, name)
+        refill = os.path.exists(dst)
+        if refill:  # the student's report: only what lies between markers changes
+            with open(dst, encoding="utf-8") as f:
+                text = f.read()
+        else:
+            text = template
         values = {
             "PROVENANCE": provenance(res, t, student, now),
             "DEVICE_TABLE": device_table(res, t),
@@ -679,19 +880,22 @@ def main():
             "CUBLAS_TABLE": cublas_table(res, t),
             "ROOFLINE_TABLE": roofline_table(res, t),
             "CORRECTNESS_TABLE": correctness_table(res, t),
+            "TENSOR_CORE_TABLE": tensor_core_table(res, t),
+            "PRECISION_TABLE": precision_table(res, t),
             "PLOTS": plots_block(res, t, plot_files),
             "STUDENT_ID": student or ", ".join(sorted({r["student"] for r in res.rows if r.get("student")})) or "-",
             "GPU": (res.gpu or {}).get("name") or next((r["gpu"] for r in res.rows if r["cc"]), "-"),
             "DATE": now,
         }
-        text = fill(text, values)
+        expected = [n for n in values if "{{" + n + "}}" in template]
+        text, notes = fill(text, values, expected)
+        for note in notes:
+            print(f"report: {dst}: {note}", file=sys.stderr)
         left = sorted(set(re.findall(r"\{\{[A-Za-z0-9_]*\}\}", text)))
         if left:
             print(f"report: warning: {name} has placeholders this tool does not know: {', '.join(left)}", file=sys.stderr)
-        dst = os.path.join(out_dir, name)
-        with open(dst, "w", encoding="utf-8") as f:
-            f.write(text)
-        written.append(dst)
+        write_report(dst, text)
+        written.append(dst + (" (re-filled, your text kept)" if refill else ""))
 
     print(f"report: {' and '.join(written)} filled from {len(res.rows)} rows of {csv_path}"
           f"{'' if res.env else ' (no device facts: ' + env_path + ' is missing)'}")

@@ -7,7 +7,10 @@
 #   STUDENT_ID=20231234 make report                    who the report is by
 #   REPORT_OUT=folder, REPORT_ENV=file, REPORT_SHAPE=2048 (the ladder's shape; default 4096)
 #
-# Exit status: 0 done, 2 no results to report (run `make bench` first).
+# Filling again keeps the student's text: only the tables between the report's wb markers change
+# (tools/report.py says how).
+# Exit status: 0 done, 2 bad input before any work: no results to report (run `make bench` first),
+# a bad REPORT_SHAPE, or a REPORT_OUT that cannot be written.
 set -u
 cd "$(dirname "$0")/.."
 if ! command -v python3 >/dev/null 2>&1; then

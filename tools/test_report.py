@@ -171,6 +171,150 @@ class ReportFixture(unittest.TestCase):
         self.assertFalse(os.path.isdir(plots) and os.listdir(plots))
 
 
+    def test_tensor_core_section_lists_every_tf32_and_fp16_row(self):
+        self.assertIn("### 4.7 Tensor cores: WMMA, mma.sync", self.en)
+        self.assertIn("### 4.7 张量核心：WMMA、mma.sync", self.zh)
+        rows = [r for r in self.rows if r["chapter"] == "06_tensor_core_wmma" and r["M"] == "4096"]
+        self.assertGreaterEqual(len(rows), 5)
+        for r in rows:
+            name = f'`{r["variant"]}`' + (" (cuBLAS baseline, same run)" if r["variant"] in BASELINES else "")
+            line = (f'| 06_tensor_core_wmma | {name} | {r["dtype"]} | {float(r["gflops"]) / 1000:.1f} | '
+                    f'{float(r["pct_cublas"]):.1f} | {float(r["pct_peak"]):.1f} | {float(r["rel_err"]):.2e} | PASS |')
+            self.assertIn(line, self.en)
+        self.assertIn("| 06_tensor_core_wmma | `tf32_mma_sync` | tf32 | 150.0 | 39.5 |", self.zh)
+        # Chapter 07's cuBLAS calls stay in section 4.3, not in the tensor-core table.
+        section = self.en[self.en.index("### 4.7"):self.en.index("## 5. Correctness")]
+        self.assertNotIn("07_cublas_baseline", section)
+
+    def test_precision_table_against_fp32_of_chapter_05(self):
+        def errs(chapter, dtype):
+            return sorted(float(r["rel_err"]) for r in self.rows if r["chapter"] == chapter and r["dtype"] == dtype
+                          and r["M"] == "4096" and r["status"] == "PASS" and r["variant"] not in BASELINES)
+        fp32, tf32 = errs("05_float4_vectorized", "fp32"), errs("06_tensor_core_wmma", "tf32")
+        fp32_median = (fp32[(len(fp32) - 1) // 2] + fp32[len(fp32) // 2]) / 2
+        tf32_median = (tf32[(len(tf32) - 1) // 2] + tf32[len(tf32) // 2]) / 2
+        self.assertIn(f"| tf32 | TF32: 11-bit significand (10 stored), 8-bit exponent | 2^-11 = 4.88e-04 | {len(tf32)} | "
+                      f"{tf32_median:.2e} | {max(tf32):.2e} | 2.00e-07 | {tf32_median / fp32_median:.1f} | "
+                      f"06_tensor_core_wmma |", self.en)
+        self.assertIn(f"| fp32 | FP32: 24-bit significand, 8-bit exponent | 2^-24 = 5.96e-08 | {len(fp32)} | "
+                      f"{fp32_median:.2e} |", self.en)
+        self.assertIn("| fp16 | FP16：11 位有效数字（存 10 位），5 位指数 | 2^-11 = 4.88e-04 | 1 | 1.70e-07 |", self.zh)
+        self.assertIn("--precision", self.en)
+
+
+def between_markers_removed(text):
+    """The report with the content of every marker pair taken out: what a re-fill must keep."""
+    import re
+    return re.sub(r"(<!-- wb:begin (\w+) -->).*?(<!-- wb:end \2 -->)", r"\1\3", text, flags=re.S)
+
+
+class Refill(unittest.TestCase):
+    """`make report` again must keep everything the student wrote."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wb-report-")
+        self.out = os.path.join(self.tmp, "report")
+        self.nompl = hide_matplotlib(os.path.join(self.tmp, "nompl"))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def fill(self, csv_path=FIXTURE_CSV):
+        r = run(["bash", "tools/report.sh"], {"REPORT_CSV": csv_path, "REPORT_ENV": FIXTURE_ENV,
+                                              "REPORT_OUT": self.out, "PYTHONPATH": self.nompl})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def read(self, name):
+        with open(os.path.join(self.out, name), encoding="utf-8") as f:
+            return f.read()
+
+    def write(self, name, text):
+        with open(os.path.join(self.out, name), "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def other_csv(self):
+        """The fixture with chapter 06's FP16 kernel made faster: new numbers in several tables."""
+        path = os.path.join(self.tmp, "other.csv")
+        with open(FIXTURE_CSV, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn(",210000.0,700000.0,30.00,", text)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace(",210000.0,700000.0,30.00,", ",245000.0,700000.0,35.00,"))
+        return path
+
+    def test_a_refill_keeps_every_write_section(self):
+        self.fill()
+        answers = {}
+        for name, word in (("report.md", "**Write:**"), ("report.zh-CN.md", "**撰写：**")):
+            text = self.read(name)
+            n = text.count(word)
+            self.assertGreaterEqual(n, 12, name)  # every section of the template asks for text
+            parts = text.split(word)
+            for i in range(1, len(parts)):
+                parts[i] = f" ANSWER-{name}-{i}: my own words, with a | pipe and {{braces}}.\n" + parts[i]
+            answers[name] = word.join(parts)
+            self.write(name, answers[name])
+        r = self.fill(self.other_csv())
+        self.assertIn("your text kept", r.stdout)
+        self.assertEqual(r.stderr, "")
+        for name in answers:
+            new = self.read(name)
+            for i in range(1, answers[name].count("ANSWER-") + 1):
+                self.assertIn(f" ANSWER-{name}-{i}: my own words, with a | pipe and {{braces}}.\n", new)
+            # Every character outside the markers is as the student left it ...
+            self.assertEqual(between_markers_removed(new), between_markers_removed(answers[name]))
+            # ... and the tables follow the new results; the previous version is kept beside it.
+            self.assertIn("| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 245.0 | 35.0 |", new)
+            self.assertNotIn("| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 210.0 |", new)
+            self.assertNotIn("{{", new.replace("{braces}", ""))
+            self.assertEqual(self.read(name + ".bak"), answers[name])
+
+    def test_deleted_markers_cost_one_line_and_no_text(self):
+        self.fill()
+        text = self.read("report.md")
+        # The student deleted the end marker of the ladder and both markers of the sweep table.
+        text = text.replace("<!-- wb:end LADDER_TABLE -->", "MY NOTE ON THE LADDER")
+        text = text.replace("<!-- wb:begin SWEEP_TABLE -->", "").replace("<!-- wb:end SWEEP_TABLE -->", "")
+        # ... and wants the ladder a second time at the end: a complete pair after the lone marker.
+        text += "\n{{LADDER_TABLE}}\n"
+        self.write("report.md", text)
+        r = self.fill(self.other_csv())
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 2, r.stderr)
+        self.assertIn("wb:begin LADDER_TABLE", lines[0])
+        self.assertIn("SWEEP_TABLE", lines[1])
+        new = self.read("report.md")
+        start = new.index("<!-- wb:begin LADDER_TABLE -->")
+        self.assertEqual(new[start:new.index("MY NOTE ON THE LADDER") + 21],
+                         text[text.index("<!-- wb:begin LADDER_TABLE -->"):text.index("MY NOTE ON THE LADDER") + 21])
+        self.assertIn("| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 245.0 |", new)  # the rest is refilled
+        # Writing the placeholder back brings the table back, between markers.
+        self.write("report.md", new.replace("MY NOTE ON THE LADDER", "MY NOTE ON THE LADDER\n\n{{SWEEP_TABLE}}"))
+        r = self.fill()
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)  # only the lone LADDER marker
+        final = self.read("report.md")
+        self.assertIn("<!-- wb:begin SWEEP_TABLE -->", final)
+        # The lone begin marker never pairs with the later end marker across the student's note.
+        self.assertIn("MY NOTE ON THE LADDER", final)
+        self.assertEqual(final.count("<!-- wb:begin LADDER_TABLE -->"), 2)
+        self.assertEqual(final.count("<!-- wb:end LADDER_TABLE -->"), 1)
+
+    def test_an_unwritable_report_folder_is_refused_before_any_work(self):
+        blocker = os.path.join(self.tmp, "a_file")
+        with open(blocker, "w") as f:
+            f.write("not a folder\n")
+        blocked = os.path.join(self.tmp, "blocked")
+        os.makedirs(os.path.join(blocked, "report.zh-CN.md"))  # a folder where a file must go
+        for out in (os.path.join(blocker, "report"), blocker, blocked):
+            r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out})
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn("REPORT_OUT", r.stderr)
+            self.assertEqual(r.stdout, "")
+        self.assertEqual(os.listdir(blocked), ["report.zh-CN.md"])  # nothing written next to it
+
+
 class ReportEdgeCases(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="wb-report-")
@@ -225,7 +369,7 @@ class ReportEdgeCases(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
             text = f.read()
-        self.assertIn("### 4.1 The ladder at 1024x1024x1024", text)
+        self.assertIn("Best variant of each chapter at 1024x1024x1024.", text)
         self.assertIn("| 01_cpu_matmul | fp32 | `blocked_omp_8t` | 950.0 |", text)
 
 
