@@ -101,6 +101,7 @@ TEXT = {
         "copies": "Copies of both files are in `data/` next to this report.",
         "plot1": "GFLOP/s against size: the best variant of each chapter, and cuBLAS in each precision.",
         "plot2": "The ladder at {shape}: each chapter's best variant as % of cuBLAS in the same precision.",
+        "byline": "**Student:** {student} · **GPU:** {gpu} · **filled in:** {date}",
         "tflops": "TFLOP/s", "precision": "precision", "inputs": "inputs", "u_in": "u of the inputs",
         "n_variants": "variants", "err_median": "rel. error, median", "err_max": "rel. error, largest",
         "err_cublas": "rel. error, cuBLAS", "vs_fp32": "median / FP32's", "from": "rows from",
@@ -173,6 +174,7 @@ TEXT = {
         "copies": "两个文件的副本保存在本报告旁的 `data/` 目录中。",
         "plot1": "GFLOP/s 随尺寸的变化：各章最佳变体，以及各精度的 cuBLAS。",
         "plot2": "{shape} 上的阶梯：各章最佳变体占相同精度 cuBLAS 的 %。",
+        "byline": "**学生：** {student} · **GPU：** {gpu} · **填写时间：** {date}",
         "tflops": "TFLOP/s", "precision": "精度", "inputs": "输入格式", "u_in": "输入的单位舍入误差 u",
         "n_variants": "变体数", "err_median": "相对误差（中位数）", "err_max": "相对误差（最大）",
         "err_cublas": "相对误差（cuBLAS）", "vs_fp32": "中位数 / FP32 的", "from": "数据来自",
@@ -870,7 +872,10 @@ def main():
                 text = f.read()
         else:
             text = template
+        who = student or ", ".join(sorted({r["student"] for r in res.rows if r.get("student")})) or "-"
+        gpu = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.rows if r["cc"]), "-")
         values = {
+            "BYLINE": t["byline"].format(student=who, gpu=gpu, date=now),
             "PROVENANCE": provenance(res, t, student, now),
             "DEVICE_TABLE": device_table(res, t),
             "LADDER_SHAPE": shape_text(res.ladder_shape),
@@ -883,8 +888,8 @@ def main():
             "TENSOR_CORE_TABLE": tensor_core_table(res, t),
             "PRECISION_TABLE": precision_table(res, t),
             "PLOTS": plots_block(res, t, plot_files),
-            "STUDENT_ID": student or ", ".join(sorted({r["student"] for r in res.rows if r.get("student")})) or "-",
-            "GPU": (res.gpu or {}).get("name") or next((r["gpu"] for r in res.rows if r["cc"]), "-"),
+            "STUDENT_ID": who,
+            "GPU": gpu,
             "DATE": now,
         }
         expected = [n for n in values if "{{" + n + "}}" in template]
