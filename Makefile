@@ -34,7 +34,7 @@ test-build: lib
 
 # Every test binary runs, even after a failure; the last line adds them all up.
 test: test-build
-	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py tools/test_make_hints.py
+	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py tools/test_make_hints.py tools/test_best_sweep.py
 
 $(addprefix test-,$(NUMBERS)): test-%: lib
 	+@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*)
