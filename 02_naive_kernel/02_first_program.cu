@@ -29,12 +29,14 @@ enum { STATUS_OK = 0, STATUS_FAIL = 1, STATUS_BAD_INPUT = 2, STATUS_NO_DEVICE = 
 // One thread per element of C. Consecutive threads (threadIdx.x) take consecutive columns, so at
 // each k a warp reads 32 neighbouring floats of B in one go and all share the same A[row][k].
 __global__ void matmul_naive(int M, int N, int K, const float* A, const float* B, float* C) {
+    // BEGIN SOLUTION: col from x, row from y; return outside C; K-term dot product into C[row * N + col]
     int col = blockIdx.x * blockDim.x + threadIdx.x;
     int row = blockIdx.y * blockDim.y + threadIdx.y;
     if (row >= M || col >= N) return;  // the grid rounds up: the last blocks overhang C
     float sum = 0.0f;
     for (int k = 0; k < K; ++k) sum += A[row * K + k] * B[k * N + col];
     C[row * N + col] = sum;
+    // END SOLUTION
 }
 
 // Every runtime call returns an error code; CHECK stops at the first that is not cudaSuccess and

@@ -65,7 +65,7 @@ void launch_naive_coalesced(int M, int N, int K, float alpha, const float* A, co
                             float beta, float* C, cudaStream_t stream) {
     static_assert(BX * BY <= 1024, "a block holds at most 1024 threads");
     static_assert(BX % 16 == 0, "BX below 16 splits a warp over many rows and loses coalescing");
-    static_assert(BY >= 8, "at least 8 rows per block keep the grid's y extent legal (options.h)");
+    static_assert(BY >= 8, "at least 8 rows per block keep the grid's y extent legal (kMaxDim, shape.h)");
     const dim3 block(BX, BY);
     const dim3 grid(wb::ceil_div(N, BX), wb::ceil_div(M, BY));
     sgemm_naive_coalesced<BX, BY><<<grid, block, 0, stream>>>(M, N, K, alpha, A, B, beta, C);
