@@ -5,6 +5,7 @@
 
 namespace {
 
+// BEGIN INSTRUCTOR ONLY: planted-bug kernels, near-copies of the solution
 // The classic bug of this chapter: `k < K - 1` drops the last term of every dot product.
 __global__ void sgemm_naive_off_by_one(int M, int N, int K, float alpha, const float* A,
                                        const float* B, float beta, float* C) {
@@ -30,6 +31,7 @@ void launch_grid_rounded_down(int M, int N, int K, float alpha, const float* A, 
     sgemm_naive_coalesced<32, 8><<<grid, dim3(32, 8), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
     WB_LAUNCH_CHECK();
 }
+// END INSTRUCTOR ONLY
 
 }  // namespace
 
@@ -38,6 +40,7 @@ TEST_CASE("02: every variant is right on every shape of the spec", "[gpu][02]") 
     wb::test::check_variants(wb::table(kSgemmVariants));
 }
 
+// BEGIN INSTRUCTOR ONLY: the check must catch the planted bugs above
 TEST_CASE("02: the check catches planted bugs", "[gpu][02]") {
     WB_REQUIRE_GPU();
     for (wb::Shape s : {wb::Shape{33, 47, 65}, wb::Shape{1000, 1013, 777}}) {
@@ -48,6 +51,7 @@ TEST_CASE("02: the check catches planted bugs", "[gpu][02]") {
         CHECK_FALSE(prob.verify(launch_grid_rounded_down, wb::Precision::fp32).pass);
     }
 }
+// END INSTRUCTOR ONLY
 
 TEST_CASE("02: the variant table is well formed", "[02]") {
     const auto variants = wb::table(kSgemmVariants);

@@ -9,6 +9,7 @@
 
 namespace {
 
+// BEGIN INSTRUCTOR ONLY: planted-bug kernels, near-copies of the solution
 // The tiling bugs students write most often, planted into a copy of sgemm_smem_tiled.
 // (A missing __syncthreads() is the other classic, but a race fails only sometimes, so it is no
 // use as a test; `make sanitize` runs racecheck for that.)
@@ -68,6 +69,7 @@ void launch_grid_rounded_down(int M, int N, int K, float alpha, const float* A, 
     sgemm_smem_tiled<32><<<grid, TileConfig<32>::block(), 0, stream>>>(M, N, K, alpha, A, B, beta, C);
     WB_LAUNCH_CHECK();
 }
+// END INSTRUCTOR ONLY
 
 }  // namespace
 
@@ -76,6 +78,7 @@ TEST_CASE("03: every variant is right on every shape of the spec", "[gpu][03]") 
     wb::test::check_variants(wb::table(kSgemmVariants));
 }
 
+// BEGIN INSTRUCTOR ONLY: the check must catch the planted bugs; tile multiples hide them
 TEST_CASE("03: the check catches planted tiling bugs", "[gpu][03]") {
     WB_REQUIRE_GPU();
     // K is not a multiple of 32 in each shape (K = 1: not even one whole tile); M or N is not
@@ -99,6 +102,7 @@ TEST_CASE("03: shapes that are exact tile multiples hide the edge bugs", "[gpu][
     CHECK(prob.verify(launch_with_bug<Bug::clamped_edges>, wb::Precision::fp32).pass);
     CHECK(prob.verify(launch_grid_rounded_down, wb::Precision::fp32).pass);
 }
+// END INSTRUCTOR ONLY
 
 TEST_CASE("03: the grid covers every element of C, and no more than one tile extra", "[03]") {
     for (wb::Shape s :

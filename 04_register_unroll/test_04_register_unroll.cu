@@ -9,6 +9,7 @@
 
 namespace {
 
+// BEGIN INSTRUCTOR ONLY: planted-bug kernels, near-copies of the solution
 // The two edge mistakes of a thread-tiled kernel, each planted in a copy of the 2D kernel
 // (128 x 128 block tile, BK = 8, 8 x 8 thread tile). Both are invisible when M, N and K are
 // multiples of the tiles, which is why the spec's shapes are odd.
@@ -51,6 +52,7 @@ void launch_with_bug(int M, int N, int K, float alpha, const float* A, const flo
     sgemm_2d_with_bug<kBug><<<grid, kBugThreads, 0, stream>>>(M, N, K, alpha, A, B, beta, C);
     WB_LAUNCH_CHECK();
 }
+// END INSTRUCTOR ONLY
 
 const wb::SgemmVariant& variant_named(const std::string& name) {
     for (const wb::SgemmVariant& v : kSgemmVariants)
@@ -66,6 +68,7 @@ TEST_CASE("04: every variant is right on every shape of the spec", "[gpu][04]") 
     wb::test::check_variants(wb::table(kSgemmVariants));
 }
 
+// BEGIN INSTRUCTOR ONLY: the check must catch the planted bugs; tile multiples hide them
 TEST_CASE("04: the check catches planted edge bugs", "[gpu][04]") {
     WB_REQUIRE_GPU();
     // K % 8 != 0 and M, N not multiples of 128 (or of 8): both bugs must fail.
@@ -81,6 +84,7 @@ TEST_CASE("04: the check catches planted edge bugs", "[gpu][04]") {
     CHECK(round.verify(launch_with_bug<Bug::last_k_tile_dropped>, wb::Precision::fp32).pass);
     CHECK(round.verify(launch_with_bug<Bug::partial_tiles_unwritten>, wb::Precision::fp32).pass);
 }
+// END INSTRUCTOR ONLY
 
 TEST_CASE("04: the resources match the notes: only the 16x16 tile spills", "[gpu][04]") {
     WB_REQUIRE_GPU();

@@ -1,55 +1,93 @@
 #!/usr/bin/env python3
-"""student_kit.py - the student starter kit: the workbook with the solution regions taken out.
+"""student_kit.py - the student starter kit: the workbook with the solutions taken out.
 
-A solution region is a run of lines in a chapter's source between two marker comments, each on a
-line of its own (indentation free):
+Two kinds of region, each a run of lines between two marker comments on lines of their own
+(indentation free), in a C, C++ or CUDA source anywhere in the workbook (lab/ folders included):
 
     // BEGIN SOLUTION: <one-line hint for the student>
     ...the solution...
     // END SOLUTION
 
-In the kit each region becomes two lines at the same indentation, between which the student writes:
+    // BEGIN INSTRUCTOR ONLY: <one line saying what is left out>
+    ...code the kit leaves out whole, e.g. planted-bug kernels that are near-copies of a solution...
+    // END INSTRUCTOR ONLY
+
+In the kit a solution region becomes two lines at the same indentation, between which the student
+writes; an instructor-only region becomes one line:
 
     // TODO(student): <the same hint>
     // END TODO(student)
 
+    // INSTRUCTOR ONLY (left out of the starter kit): <the same line>
+
 The markers are comments, so the original compiles exactly as before. Regions are placed so that
-the kit compiles too (an empty kernel body is legal): its programs run and report FAIL (the
-harness poisons C with NaN before each run) and its tests fail until the TODOs are filled.
+the kit compiles too (an empty kernel body is legal; an instructor-only region holds whole
+definitions or test cases): the kit's programs run and report FAIL (the harness poisons C with NaN
+before each run) and its tests fail until the TODOs are filled.
 
 Usage:
-    student_kit.py make KIT_DIR                  copy the workbook into KIT_DIR (new or empty folder),
-                                                 every region replaced by its TODO
-    student_kit.py restore KIT_DIR --from REPO   put the solution regions of REPO back into the kit,
-                                                 matched by order and hint; whatever a student wrote
-                                                 between the TODO lines is replaced
+    student_kit.py make KIT_DIR                  write the kit into KIT_DIR (new or empty folder),
+                                                 then scan it for leaks (exit 1 if any)
+    student_kit.py restore KIT_DIR --from REPO   put the regions of REPO back into the kit, matched
+                                                 by order and hint (whatever a student wrote between
+                                                 the TODO lines is replaced), and the instructors'
+                                                 guide in place of its stub
+    student_kit.py leaks KIT_DIR [--from REPO]   scan a kit for solution code (see find_leaks)
     student_kit.py check [REPO]                  validate the markers (balanced, not nested, hints
-                                                 non-empty) and list the regions
+                                                 non-empty, braces balanced) and list the regions
 
-The files copied are those git knows (tracked, plus untracked ones that are not ignored), read
-from the working tree; without git, the tree is walked, leaving out build outputs. Only C, C++ and
-CUDA sources are searched for markers. Nothing written into the kit reveals a solution.
-Exit status: 0 done, 1 invalid markers or a kit that does not match, 2 bad usage. Python stdlib only.
+The files copied are those git tracks, read from the working tree (uncommitted edits included;
+untracked files are left out and named on stderr: a scratch folder must not reach students).
+Without git the tree is walked, leaving out build outputs. Nothing of .git is ever copied: the
+kit is a fresh folder with no history. The instructors' guide is replaced by a short stub, so the
+links to it still lead somewhere. Exit status: 0 done, 1 invalid markers, a kit that does not
+match, or a leak; 2 bad usage. Python stdlib only.
 """
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections import namedtuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE_EXTS = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".cxx", ".c")
-BEGIN_RE = re.compile(r"^([ \t]*)// BEGIN SOLUTION:(.*)$")
-END_RE = re.compile(r"^([ \t]*)// END SOLUTION[ \t]*$")
+SOLUTION, INSTRUCTOR = "SOLUTION", "INSTRUCTOR ONLY"
+BEGIN_RE = re.compile(r"^([ \t]*)// BEGIN (SOLUTION|INSTRUCTOR ONLY):(.*)$")
+END_RE = re.compile(r"^([ \t]*)// END (SOLUTION|INSTRUCTOR ONLY)[ \t]*$")
 TODO_RE = re.compile(r"^([ \t]*)// TODO\(student\):(.*)$")
 END_TODO_RE = re.compile(r"^([ \t]*)// END TODO\(student\)[ \t]*$")
+LEFT_OUT = "// INSTRUCTOR ONLY (left out of the starter kit):"
+LEFT_OUT_RE = re.compile(r"^([ \t]*)" + re.escape(LEFT_OUT) + r"(.*)$")
 # Anything marker-like that is not exactly one of the forms above is an error, not silently kept.
-LOOSE_RE = re.compile(r"(BEGIN|END)[ _]SOLUTION")
+LOOSE_RE = re.compile(r"(BEGIN|END)[ _](SOLUTION|INSTRUCTOR[ _]ONLY)")
 # Used when git is not available: what the build and the tools write (see .gitignore).
 SKIP_DIRS = {".git", "build", "report", "grade", "gpu-check", "__pycache__"}
 SKIP_EXTS = (".o", ".a", ".ncu-rep", ".pyc")
-# For the instructor only: they explain the markers and how to put the solutions back.
+# For the instructor only: they explain the markers and how to put the solutions back. The kit
+# gets a stub in their place (the README links to the guide).
 INSTRUCTOR_ONLY = {"docs/INSTRUCTORS.md", "docs/INSTRUCTORS.zh-CN.md"}
+GUIDE_STUBS = {
+    "docs/INSTRUCTORS.md": (
+        "# Instructors' guide\n\n"
+        "[中文](INSTRUCTORS.zh-CN.md)\n\n"
+        "This is a student starter kit. The instructors' guide (how the solutions were taken out, how\n"
+        "to put them back, how homework is graded) is not part of it; your instructor has it.\n\n"
+        "In the kernels, write your code between `// TODO(student): <hint>` and `// END TODO(student)`.\n"
+        "`make test` runs the tests: they fail until the TODOs are filled in, and on a machine without\n"
+        "a GPU they are skipped, which tests nothing. Start with the [README](../README.md).\n"),
+    "docs/INSTRUCTORS.zh-CN.md": (
+        "# 教师指南\n\n"
+        "[English](INSTRUCTORS.md)\n\n"
+        "这是学生起步包。教师指南（答案如何被取出、如何放回、作业如何评分）不在其中，由你的教师保管。\n\n"
+        "在内核中，把你的代码写在 `// TODO(student): <提示>` 与 `// END TODO(student)` 之间。\n"
+        "`make test` 运行测试：在填完 TODO 之前它们会失败；在没有 GPU 的机器上它们被跳过，\n"
+        "也就是什么都没有测试。请从 [README](../README.zh-CN.md) 开始。\n"),
+}
+
+# A region of an original file (line indices of its two markers) or its placeholder in a kit file
+# (begin == end for an instructor-only line).
+Region = namedtuple("Region", "begin end indent hint kind")
 
 
 class KitError(Exception):
@@ -88,124 +126,154 @@ def brace_depth(lines):
 
 
 def parse_regions(text, name):
-    """The solution regions of `text`: a list of (begin, end, indent, hint), line indices of the
-    two markers. Raises KitError on unbalanced or nested markers, an empty hint, or a region
-    whose braces do not balance (taking it out would break the kit's build)."""
+    """The regions of `text`, a list of Region. Raises KitError on unbalanced or nested markers
+    (of either kind), an END of the other kind, an empty hint, or a region whose braces do not
+    balance (taking it out would break the kit's build)."""
     regions, open_at = [], None
     lines = split_lines(text)
     for i, line in enumerate(lines):
         b, e = BEGIN_RE.match(bare(line)), END_RE.match(bare(line))
         if b:
             if open_at is not None:
-                raise KitError(f"{name}:{i + 1}: BEGIN SOLUTION inside the region opened at line {open_at[0] + 1} "
-                               "(regions may not nest)")
-            hint = b.group(2).strip()
+                raise KitError(f"{name}:{i + 1}: BEGIN {b.group(2)} inside the region opened at line "
+                               f"{open_at.begin + 1} (regions may not nest)")
+            hint = b.group(3).strip()
             if not hint:
-                raise KitError(f"{name}:{i + 1}: BEGIN SOLUTION without a hint (write '// BEGIN SOLUTION: <hint>')")
-            open_at = (i, b.group(1), hint)
+                raise KitError(f"{name}:{i + 1}: BEGIN {b.group(2)} without a hint "
+                               f"(write '// BEGIN {b.group(2)}: <hint>')")
+            open_at = Region(i, None, b.group(1), hint, b.group(2))
         elif e:
             if open_at is None:
-                raise KitError(f"{name}:{i + 1}: END SOLUTION without a BEGIN SOLUTION before it")
-            depth = brace_depth(lines[open_at[0] + 1:i])
+                raise KitError(f"{name}:{i + 1}: END {e.group(2)} without a BEGIN {e.group(2)} before it")
+            if e.group(2) != open_at.kind:
+                raise KitError(f"{name}:{i + 1}: END {e.group(2)} closes the BEGIN {open_at.kind} of line "
+                               f"{open_at.begin + 1}")
+            depth = brace_depth(lines[open_at.begin + 1:i])
             if depth:
-                raise KitError(f"{name}:{open_at[0] + 1}-{i + 1}: the region opens {depth:+d} more brace(s) than it "
-                               "closes; the kit would not compile (move END SOLUTION past the closing braces)")
-            regions.append((open_at[0], i, open_at[1], open_at[2]))
+                raise KitError(f"{name}:{open_at.begin + 1}-{i + 1}: the region opens {depth:+d} more brace(s) "
+                               f"than it closes; the kit would not compile (move END {open_at.kind} past the "
+                               "closing braces)")
+            regions.append(open_at._replace(end=i))
             open_at = None
         elif LOOSE_RE.search(line):
-            raise KitError(f"{name}:{i + 1}: malformed marker (use '// BEGIN SOLUTION: <hint>' and '// END SOLUTION' "
-                           "on lines of their own)")
+            raise KitError(f"{name}:{i + 1}: malformed marker (use '// BEGIN SOLUTION: <hint>', "
+                           "'// BEGIN INSTRUCTOR ONLY: <hint>' and their '// END ...' on lines of their own)")
     if open_at is not None:
-        raise KitError(f"{name}:{open_at[0] + 1}: BEGIN SOLUTION is never closed by an END SOLUTION")
+        raise KitError(f"{name}:{open_at.begin + 1}: BEGIN {open_at.kind} is never closed by an END {open_at.kind}")
     return regions
 
 
 def parse_todos(text, name):
-    """The TODO blocks of a kit file: a list of (begin, end, indent, hint), line indices."""
+    """The placeholders of a kit file, a list of Region: TODO(student) blocks (kind SOLUTION)
+    and instructor-only lines (kind INSTRUCTOR ONLY, begin == end)."""
     todos, open_at = [], None
     for i, line in enumerate(split_lines(text)):
-        t, e = TODO_RE.match(bare(line)), END_TODO_RE.match(bare(line))
+        t, e, o = TODO_RE.match(bare(line)), END_TODO_RE.match(bare(line)), LEFT_OUT_RE.match(bare(line))
         if t:
             if open_at is not None:
-                raise KitError(f"{name}:{i + 1}: TODO(student) inside the one opened at line {open_at[0] + 1}")
-            open_at = (i, t.group(1), t.group(2).strip())
+                raise KitError(f"{name}:{i + 1}: TODO(student) inside the one opened at line {open_at.begin + 1}")
+            open_at = Region(i, None, t.group(1), t.group(2).strip(), SOLUTION)
         elif e:
             if open_at is None:
                 raise KitError(f"{name}:{i + 1}: END TODO(student) without a TODO(student) before it")
-            todos.append((open_at[0], i, open_at[1], open_at[2]))
+            todos.append(open_at._replace(end=i))
             open_at = None
+        elif o and open_at is None:
+            todos.append(Region(i, i, o.group(1), o.group(2).strip(), INSTRUCTOR))
     if open_at is not None:
-        raise KitError(f"{name}:{open_at[0] + 1}: TODO(student) is never closed by '// END TODO(student)'")
+        raise KitError(f"{name}:{open_at.begin + 1}: TODO(student) is never closed by '// END TODO(student)'")
     return todos
 
 
+def placeholder(region, nl, end_nl):
+    """The kit's lines for one region."""
+    if region.kind == INSTRUCTOR:
+        return [f"{region.indent}{LEFT_OUT} {region.hint}{end_nl}"]
+    return [f"{region.indent}// TODO(student): {region.hint}{nl}", f"{region.indent}// END TODO(student){end_nl}"]
+
+
 def strip_solutions(text, name):
-    """The kit's version of a file: every region replaced by its two TODO lines."""
+    """The kit's version of a file: every region replaced by its placeholder. Returns the text and
+    the number of regions."""
     lines = split_lines(text)
     regions = parse_regions(text, name)
     out, pos = [], 0
-    for begin, end, indent, hint in regions:
-        out.extend(lines[pos:begin])
-        nl = ending(lines[begin]) or "\n"
-        out.append(f"{indent}// TODO(student): {hint}{nl}")
-        out.append(f"{indent}// END TODO(student){ending(lines[end]) or nl}")
-        pos = end + 1
+    for r in regions:
+        out.extend(lines[pos:r.begin])
+        nl = ending(lines[r.begin]) or "\n"
+        out.extend(placeholder(r, nl, ending(lines[r.end]) or nl))
+        pos = r.end + 1
     out.extend(lines[pos:])
     return "".join(out), len(regions)
 
 
 def put_solutions_back(kit_text, original_text, name):
-    """The original file rebuilt from a kit file: the TODO blocks, matched with the original's
-    regions by order and hint, are replaced by the regions. Raises KitError when they differ."""
+    """The original file rebuilt from a kit file: the placeholders, matched with the original's
+    regions by order, kind and hint, are replaced by the regions. Raises KitError when they differ."""
     regions = parse_regions(original_text, name)
     todos = parse_todos(kit_text, name)
     if len(regions) != len(todos):
-        raise KitError(f"{name}: the kit has {len(todos)} TODO(student) block(s), the original "
-                       f"{len(regions)} solution region(s)")
+        raise KitError(f"{name}: the kit has {len(todos)} placeholder(s) (TODO(student) blocks and "
+                       f"instructor-only lines), the original {len(regions)} region(s)")
     orig, kit = split_lines(original_text), split_lines(kit_text)
     out, pos = [], 0
-    for n, ((rb, re_, _, rhint), (tb, te, _, thint)) in enumerate(zip(regions, todos), 1):
-        if rhint != thint:
-            raise KitError(f"{name}: TODO {n} (line {tb + 1}) has the hint {thint!r}, "
-                           f"the original's region {n} {rhint!r}")
-        out.extend(kit[pos:tb])
-        out.extend(orig[rb:re_ + 1])
-        pos = te + 1
+    for n, (r, t) in enumerate(zip(regions, todos), 1):
+        if (r.kind, r.hint) != (t.kind, t.hint):
+            raise KitError(f"{name}: placeholder {n} (line {t.begin + 1}) has the hint {t.hint!r} ({t.kind}), "
+                           f"the original's region {n} {r.hint!r} ({r.kind})")
+        out.extend(kit[pos:t.begin])
+        out.extend(orig[r.begin:r.end + 1])
+        pos = t.end + 1
     out.extend(kit[pos:])
     return "".join(out)
 
 
 # ---- the files of a workbook -----------------------------------------------------------------------
 
-def repo_files(repo):
-    """Relative paths of the workbook's files: git's tracked and untracked-but-not-ignored files
-    that exist, else a walk of the tree without build outputs."""
+def git_files(repo, *which):
+    """Paths git lists for `repo` (None when `repo` is not the top of a git work tree)."""
     try:
-        r = subprocess.run(["git", "-C", repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                           capture_output=True, check=True)
         top = subprocess.run(["git", "-C", repo, "rev-parse", "--show-toplevel"], capture_output=True, text=True,
                              check=True).stdout.strip()
-        if os.path.realpath(top) == os.path.realpath(repo):
-            names = sorted({p for p in r.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
-            return [p for p in names if os.path.isfile(os.path.join(repo, p)) and not os.path.islink(os.path.join(repo, p))]
+        if os.path.realpath(top) != os.path.realpath(repo):
+            return None
+        r = subprocess.run(["git", "-C", repo, "ls-files", "-z"] + list(which), capture_output=True, check=True)
     except (OSError, subprocess.CalledProcessError):
-        pass
+        return None
+    return sorted({p for p in r.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
+
+
+def shippable(repo, p):
+    full = os.path.join(repo, p)
+    return ".git" not in p.split("/") and os.path.isfile(full) and not os.path.islink(full)
+
+
+def repo_files(repo):
+    """Relative paths of the workbook's files: what git tracks (as it is in the working tree), else
+    a walk of the tree without build outputs. Nothing under a .git folder."""
+    names = git_files(repo, "--cached")
+    if names is not None:
+        return [p for p in names if shippable(repo, p)]
     files = []
     for here, dirs, names in os.walk(repo):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         rel = os.path.relpath(here, repo)
         for n in sorted(names):
-            p = os.path.normpath(os.path.join(rel, n))
-            full = os.path.join(repo, p)
-            if n.endswith(SKIP_EXTS) or os.path.islink(full) or not os.path.isfile(full):
+            p = os.path.normpath(os.path.join(rel, n)).replace(os.sep, "/")
+            if n.endswith(SKIP_EXTS) or not shippable(repo, p):
                 continue
             # Chapter binaries (NN_name/NN_name, NN_name/test_NN_name) are build outputs.
-            parts = p.split(os.sep)
+            parts = p.split("/")
             if len(parts) == 2 and re.fullmatch(r"\d\d_[^/]*", parts[0]) and \
                     parts[1] in (parts[0], "test_" + parts[0]):
                 continue
             files.append(p)
     return files
+
+
+def untracked_files(repo):
+    """Untracked files git does not ignore: left out of the kit, named so nobody is surprised."""
+    return git_files(repo, "--others", "--exclude-standard") or []
 
 
 def read_text(path):
@@ -235,6 +303,97 @@ def inside(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+# ---- the leak scan ----------------------------------------------------------------------------------
+#
+# A kit leaks when one of its files holds most of the code of a solution region. Marker text proves
+# nothing (a copy need not carry the markers), so the scan compares code: every file is reduced to
+# tokens (comments and whitespace dropped), and identifiers other than C++ keywords and CUDA
+# built-ins become one placeholder, so that a copy whose names were changed (BM -> kBM, as the
+# planted-bug kernels did) still matches; the keywords, operators, numbers and built-ins keep the
+# shape of the code. A region's token is "reproduced" by a file when it lies in a run of at least
+# LEAK_RUN consecutive tokens that the file holds too, and that the kit's scaffolding does not (the
+# code of the files with regions, outside their regions: what the kit is meant to show).
+#
+# A file leaks a region when it reproduces at least LEAK_SHARE of the region's tokens or
+# LEAK_TOKENS of them. Measured on this workbook: legitimate overlaps stay at or below 52 tokens
+# and 23 % of a region (the notes' walk through a kernel, quoting its loads and its loop; chapter
+# 01's CPU loops), while the copies of kernels with a planted bug that the tests once held
+# reproduced 77 to 219 tokens, 42 to 95 % of their region. LEAK_RUN = 24 tokens is about two lines
+# of code: shorter runs match the index arithmetic and loop headers that every kernel shares (the
+# member names x, y, z are kept for the same reason: unrolled loops over registers look alike).
+LEAK_RUN, LEAK_SHARE, LEAK_TOKENS = 24, 0.5, 100
+_TOKEN_RE = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|[A-Za-z_]\w*|\d[\w.]*|::|->|<<|>>|'
+                       r'[<>=!+\-*/%&|^]=|&&|\|\||\+\+|--|\S')
+_KEPT_WORDS = set("""alignas alignof auto bool break case char const constexpr continue default do double else
+    enum extern false float for if inline int long namespace return short signed sizeof static static_assert
+    struct switch template true typename unsigned using void volatile while __shared__ __global__ __device__
+    __host__ __forceinline__ __restrict__ __syncthreads __align__ __launch_bounds__ threadIdx blockIdx blockDim
+    gridDim x y z pragma unroll""".split())
+
+
+def code_tokens(text):
+    """The tokens of C/C++/CUDA code (also applied to notes and scripts, where code quoted in
+    them survives): comments dropped, identifiers other than keywords and built-ins as 'I'."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    return [w if w in _KEPT_WORDS or not (w[0].isalpha() or w[0] == "_") else "I" for w in _TOKEN_RE.findall(text)]
+
+
+def shingles(tokens, n=LEAK_RUN):
+    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def reproduced(region_tokens, file_shingles, n=LEAK_RUN):
+    """How many of the region's tokens lie in a run of n tokens found in file_shingles."""
+    covered = [False] * len(region_tokens)
+    for i in range(len(region_tokens) - n + 1):
+        if tuple(region_tokens[i:i + n]) in file_shingles:
+            covered[i:i + n] = [True] * n
+    return sum(covered)
+
+
+Leak = namedtuple("Leak", "kit_file region_file region_line hint tokens total")
+
+
+def find_leaks(kit, repo=ROOT):
+    """Every (kit file, solution region of `repo`) pair where the file reproduces too much of the
+    region (see above). Every file of the kit is read, whatever its name (tests, notes, lab/,
+    scripts); files that are not UTF-8 text are skipped."""
+    found = scan(repo)
+    regions, scaffolding = [], set()
+    for p, rs in found.items():
+        text = read_text(os.path.join(repo, p))
+        lines = split_lines(text)
+        scaffolding |= shingles(code_tokens(strip_solutions(text, p)[0]))
+        for r in rs:
+            if r.kind == SOLUTION:
+                regions.append((p, r, code_tokens("".join(lines[r.begin + 1:r.end]))))
+    leaks = []
+    for here, dirs, names in os.walk(kit):
+        dirs.sort()
+        for n in sorted(names):
+            path = os.path.join(here, n)
+            rel = os.path.relpath(path, kit).replace(os.sep, "/")
+            if os.path.islink(path) or os.path.getsize(path) > 4 << 20:
+                continue
+            text = read_text(path)
+            if text is None:
+                continue
+            held = shingles(code_tokens(text)) - scaffolding
+            if not held:
+                continue
+            for p, r, toks in regions:
+                k = reproduced(toks, held)
+                if k and (k >= LEAK_SHARE * len(toks) or k >= LEAK_TOKENS):
+                    leaks.append(Leak(rel, p, r.begin + 1, r.hint, k, len(toks)))
+    return leaks
+
+
+def describe_leak(leak):
+    return (f"{leak.kit_file}: holds {leak.tokens} of the {leak.total} code tokens of the solution at "
+            f"{leak.region_file}:{leak.region_line} ({leak.hint})")
+
+
 # ---- the commands -------------------------------------------------------------------------------------
 
 def cmd_make(kit, repo=ROOT):
@@ -244,16 +403,18 @@ def cmd_make(kit, repo=ROOT):
     if os.path.exists(kit) and (not os.path.isdir(kit) or os.listdir(kit)):
         raise UsageError(f"student_kit: {kit} exists and is not an empty folder; choose a new or empty one")
     found = scan(repo)  # validates every file before anything is written
-    if not found:
+    if not any(r.kind == SOLUTION for rs in found.values() for r in rs):
         raise KitError("student_kit: no solution regions found (is this already a student kit?)")
     os.makedirs(kit, exist_ok=True)
     total = 0
+    # Each file is written anew (never a clone or a copy of .git): the kit carries no history.
     for p in repo_files(repo):
-        if p in INSTRUCTOR_ONLY:
-            continue
         src, dst = os.path.join(repo, p), os.path.join(kit, p)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        if p in found:
+        if p in INSTRUCTOR_ONLY:
+            with open(dst, "wb") as f:
+                f.write(GUIDE_STUBS.get(p, "This file is for instructors and is not part of the kit.\n").encode("utf-8"))
+        elif p in found:
             with open(src, "rb") as f:
                 text = f.read().decode("utf-8")
             stripped, n = strip_solutions(text, p)
@@ -262,11 +423,23 @@ def cmd_make(kit, repo=ROOT):
                 f.write(stripped.encode("utf-8"))
             shutil.copymode(src, dst)
         else:
-            shutil.copy2(src, dst)
-    print(f"student_kit: wrote {kit}: {total} solution region(s) in {len(found)} file(s) replaced by "
-          "TODO(student) blocks")
+            shutil.copyfile(src, dst)
+            shutil.copymode(src, dst)
+    left_out = untracked_files(repo)
+    if left_out:
+        shown = ", ".join(left_out[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else "")
+        print(f"student_kit: {len(left_out)} untracked file(s) left out of the kit (commit them to ship them): "
+              f"{shown}", file=sys.stderr)
+    print(f"student_kit: wrote {kit}: {total} region(s) in {len(found)} file(s) replaced by TODO(student) "
+          "blocks and instructor-only lines")
     for p, regions in sorted(found.items()):
-        print(f"  {p}: {len(regions)}")
+        n_todo = sum(r.kind == SOLUTION for r in regions)
+        print(f"  {p}: {n_todo} TODO, {len(regions) - n_todo} left out")
+    leaks = find_leaks(kit, repo)
+    if leaks:
+        raise KitError("student_kit: the kit holds solution code; do not hand it out:\n  " +
+                       "\n  ".join(describe_leak(x) for x in leaks))
+    print("student_kit: leak scan: no file of the kit holds a solution")
     return 0
 
 
@@ -290,11 +463,32 @@ def cmd_restore(kit, repo):
         with open(os.path.join(repo, p), "rb") as f:
             original = f.read().decode("utf-8")
         rebuilt[p] = put_solutions_back(kit_text, original, p)
+    for p in sorted(INSTRUCTOR_ONLY):
+        if os.path.isfile(os.path.join(repo, p)):
+            with open(os.path.join(repo, p), "rb") as f:
+                rebuilt[p] = f.read().decode("utf-8")
     for p, text in rebuilt.items():
+        os.makedirs(os.path.dirname(os.path.join(kit, p)), exist_ok=True)
         with open(os.path.join(kit, p), "wb") as f:
             f.write(text.encode("utf-8"))
-    print(f"student_kit: restored {sum(len(r) for r in found.values())} solution region(s) in {len(found)} "
-          f"file(s) of {kit} from {repo}")
+    print(f"student_kit: restored {sum(len(r) for r in found.values())} region(s) in {len(found)} "
+          f"file(s) of {kit} from {repo}, and the instructors' guide")
+    return 0
+
+
+def cmd_leaks(kit, repo):
+    if not os.path.isdir(kit):
+        raise UsageError(f"student_kit: {kit} is not a folder")
+    if not os.path.isdir(repo):
+        raise UsageError(f"student_kit: {repo} (--from) is not a folder")
+    if not scan(repo):
+        raise KitError(f"student_kit: {repo} has no solution regions to compare with")
+    leaks = find_leaks(kit, repo)
+    for x in leaks:
+        print(describe_leak(x))
+    if leaks:
+        raise KitError(f"student_kit: {len(leaks)} leak(s) in {kit}")
+    print(f"student_kit: leak scan: no file of {kit} holds a solution")
     return 0
 
 
@@ -305,13 +499,15 @@ def cmd_check(repo):
     if not found:
         raise KitError(f"student_kit: no solution regions in {repo}")
     for p, regions in sorted(found.items()):
-        for begin, end, _, hint in regions:
-            print(f"{p}:{begin + 1}-{end + 1}: {hint}")
+        for r in regions:
+            kind = "" if r.kind == SOLUTION else " [instructor only]"
+            print(f"{p}:{r.begin + 1}-{r.end + 1}:{kind} {r.hint}")
     print(f"student_kit: markers OK: {sum(len(r) for r in found.values())} region(s) in {len(found)} file(s)")
     return 0
 
 
-USAGE = ("usage: student_kit.py make KIT_DIR | restore KIT_DIR --from REPO | check [REPO]"
+USAGE = ("usage: student_kit.py make KIT_DIR | restore KIT_DIR --from REPO | leaks KIT_DIR [--from REPO]"
+         " | check [REPO]"
          "  (see the top of tools/student_kit.py)")
 
 
@@ -331,6 +527,10 @@ def main(argv):
         if len(rest) != 3 or rest[1] != "--from" or rest[0].startswith("-"):
             raise UsageError(f"student_kit: restore takes KIT_DIR --from REPO; {USAGE}")
         return cmd_restore(rest[0], rest[2])
+    if cmd == "leaks":
+        if len(rest) not in (1, 3) or rest[0].startswith("-") or (len(rest) == 3 and rest[1] != "--from"):
+            raise UsageError(f"student_kit: leaks takes KIT_DIR [--from REPO]; {USAGE}")
+        return cmd_leaks(rest[0], rest[2] if len(rest) == 3 else ROOT)
     if cmd == "check":
         if len(rest) > 1:
             raise UsageError(f"student_kit: check takes at most one REPO; {USAGE}")
