@@ -425,6 +425,45 @@ class Usage(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(empty, "Makefile")))
 
 
+class SkippedMeansUntested(unittest.TestCase):
+    """An unfilled kit on a machine without a GPU skips every kernel test: tools/run_tests.sh must
+    say so in words, not just "0 failed", and keep its summary as the last line."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wb-runtests-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def fake(self, name, counts):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(f'#!/bin/sh\necho "{name} {counts}" >> "$WB_TEST_SUMMARY"\n')
+        os.chmod(path, 0o755)
+        return path
+
+    def summary(self, *bins):
+        r = run(["bash", os.path.join(TOOLS, "run_tests.sh")] + list(bins))
+        return r, r.stdout.rstrip("\n").splitlines()
+
+    def test_gpu_skips_are_called_untested(self):
+        r, lines = self.summary(self.fake("test_02_naive_kernel", "3 0 4"), self.fake("test_tool.py", "5 0 1"))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertEqual(lines[-1], "tests: 8 passed, 0 failed, 5 skipped")
+        warning = [ln for ln in lines if "SKIPPED" in ln]
+        self.assertEqual(len(warning), 1, r.stdout)
+        self.assertIn("4 GPU test case(s)", warning[0])
+        self.assertIn("NOT tested", warning[0])
+        self.assertIn("REQUIRE_GPU=1 make test", warning[0])
+        self.assertIn("1 tool test case(s) were skipped", r.stdout)
+
+    def test_no_warning_when_nothing_was_skipped(self):
+        r, lines = self.summary(self.fake("test_02_naive_kernel", "7 0 0"), self.fake("test_tool.py", "5 0 0"))
+        self.assertEqual(lines[-1], "tests: 12 passed, 0 failed, 0 skipped")
+        self.assertNotIn("SKIPPED", r.stdout)
+        self.assertNotIn("skipped;", r.stdout)
+
+
 @unittest.skipIf(IN_A_KIT, "this is a student kit: its solution regions were taken out")
 class KitBuilds(unittest.TestCase):
     """The slow one: chapters of a fresh kit build without a GPU (ARCH=sm_90)."""
