@@ -1,7 +1,10 @@
-// test_05_float4_vectorized - every variant and every tile configuration against the
-// double-precision reference on the spec's shapes, misaligned pointers, planted bugs that the
-// check must catch, and CPU checks of the tables, the layouts and the launch decisions.
+// test_05_float4_vectorized - every variant of the ladder against the double-precision reference on
+// the spec's shapes, misaligned pointers, planted bugs that the check must catch, and CPU checks of
+// the ladder table, the thread layouts, the launch decisions and `best`'s wave rule. The tuning
+// table's own tests are in lab/test_05_lab.cu; the shared block order and chunk maps are tested in
+// common/tests/test_gemm_tiles.cu.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <string>
@@ -11,12 +14,6 @@
 #include "testing.cuh"
 
 namespace {
-
-std::vector<wb::SgemmVariant> every_variant_and_config() {
-    std::vector<wb::SgemmVariant> all = wb::table(kSgemmVariants);
-    for (const wb::SgemmVariant& v : kTuneConfigs) all.push_back(v);
-    return all;
-}
 
 // ---- misaligned pointers ----------------------------------------------------------------------
 // Runs a launcher on A + a_off, B + b_off, C + c_off (floats) inside larger buffers, so that no row
@@ -71,13 +68,13 @@ OffsetRun run_with_offsets(SgemmFn run, wb::Shape s, float alpha, float beta, in
 }
 
 // ---- planted bugs -----------------------------------------------------------------------------
-using Planted = Tile128S3;
+using Planted = CpAsync128x128k8;
 
 // The classic tail bug: only whole BK tiles are summed, the last K % BK columns are dropped. (The
 // real kernel, told that its K range ends at the last multiple of BK.)
 void launch_skips_k_tail(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                          float* C, cudaStream_t stream) {
-    const GemmArgs g{M, N, K, alpha, beta, A, B, C, K / Planted::BK * Planted::BK, 1};
+    const SplitArgs g{{M, N, K, alpha, beta, A, B, C, 1}, K / Planted::BK * Planted::BK};
     const dim3 grid(wb::ceil_div(N, Planted::BN), wb::ceil_div(M, Planted::BM));
     launch_sgemm_float4<Planted, Pipeline::cp_async, false>(g, grid, stream);
 }
@@ -85,7 +82,7 @@ void launch_skips_k_tail(int M, int N, int K, float alpha, const float* A, const
 // The grid rounded down instead of up: the last partial row and column of tiles are never written.
 void launch_grid_rounded_down(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                               float* C, cudaStream_t stream) {
-    const GemmArgs g{M, N, K, alpha, beta, A, B, C, K, 1};
+    const SplitArgs g{{M, N, K, alpha, beta, A, B, C, 1}, K};
     const dim3 grid(N / Planted::BN, M / Planted::BM);
     if (grid.x == 0 || grid.y == 0) return;
     launch_sgemm_float4<Planted, Pipeline::cp_async, false>(g, grid, stream);
@@ -126,29 +123,6 @@ void check_result_layout(const char* name) {
     CHECK(wrong == 0);
 }
 
-// Every float of a ROWS x ROW_FLOATS tile is moved by exactly one (thread, chunk).
-template <int ROWS, int ROW_FLOATS, int W, int THREADS>
-void check_chunks(const char* name) {
-    using Ch = TileChunks<ROWS, ROW_FLOATS, W, THREADS>;
-    std::vector<int> hits(ROWS * ROW_FLOATS, 0);
-    for (int tid = 0; tid < THREADS; ++tid)
-        for (int i = 0; i < Ch::COUNT; ++i)
-            for (int j = 0; j < W; ++j) ++hits[Ch::row(tid, i) * ROW_FLOATS + Ch::col(tid) + j];
-    int wrong = 0;
-    for (int h : hits) wrong += h != 1;
-    INFO(name << ": tile floats (W = " << W << ") not moved exactly once");
-    CHECK(wrong == 0);
-}
-
-template <class Cfg>
-void check_layouts(const char* name) {
-    check_result_layout<Cfg>(name);
-    check_chunks<Cfg::BM, Cfg::BK, 4, Cfg::THREADS>(name);  // A, float4
-    check_chunks<Cfg::BM, Cfg::BK, 1, Cfg::THREADS>(name);  // A, 4-byte (and cp.async)
-    check_chunks<Cfg::BK, Cfg::BN, 4, Cfg::THREADS>(name);  // B, float4
-    check_chunks<Cfg::BK, Cfg::BN, 1, Cfg::THREADS>(name);  // B, 4-byte
-}
-
 // How many passes through the 32 banks one warp-wide 4-byte shared store needs: the largest
 // number of distinct addresses that fall into the same bank.
 int store_wavefronts(const std::vector<int>& word_addresses) {
@@ -159,13 +133,13 @@ int store_wavefronts(const std::vector<int>& word_addresses) {
     return int(worst);
 }
 
-// The transposed store of A (section 3 of kernels.cuh) for warp 0: each store instruction (chunk
+// The transposed store of A (StagedTiles::store in tiles.cuh) for warp 0: each store instruction (chunk
 // i, element j) of the 32 lanes, addresses As[k][m] with row length a_ld.
 template <class Cfg, int W>
 int worst_transposed_store(int a_ld) {
-    using Ch = TileChunks<Cfg::BM, Cfg::BK, W, Cfg::THREADS>;
+    using Ch = wb::TileChunks<Cfg::BM, Cfg::BK, W, Cfg::THREADS>;
     int worst = 0;
-    for (int i = 0; i < Ch::COUNT; ++i)
+    for (int i = 0; i < Ch::PER_THREAD; ++i)
         for (int j = 0; j < W; ++j) {
             std::vector<int> addr;
             for (int lane = 0; lane < 32; ++lane)
@@ -180,11 +154,6 @@ int worst_transposed_store(int a_ld) {
 TEST_CASE("05: every variant is right on every shape of the spec", "[gpu][05]") {
     WB_REQUIRE_GPU();
     wb::test::check_variants(wb::table(kSgemmVariants));
-}
-
-TEST_CASE("05: every tile configuration is right on every shape of the spec", "[gpu][05]") {
-    WB_REQUIRE_GPU();
-    wb::test::check_variants(wb::table(kTuneConfigs));
 }
 
 TEST_CASE("05: misaligned pointers take the 4-byte path and stay right", "[gpu][05]") {
@@ -203,7 +172,7 @@ TEST_CASE("05: misaligned pointers take the 4-byte path and stay right", "[gpu][
         {{300, 40, 1000}, 1.0f, 0.0f, 1, 1, 1},  // long K (split-K slices, the best variant)
     };
     const int cc = wb::query_device(0).cc_number();
-    for (const wb::SgemmVariant& v : every_variant_and_config())
+    for (const wb::SgemmVariant& v : kSgemmVariants)
         for (const Case& c : cases) {
             if (cc < v.min_cc) continue;  // e.g. more shared memory than this GPU gives a block
             OffsetRun r;
@@ -233,14 +202,12 @@ TEST_CASE("05: the check catches planted bugs", "[gpu][05]") {
     }
 }
 
-TEST_CASE("05: the tables are well formed", "[05]") {
-    const auto all = every_variant_and_config();
+TEST_CASE("05: the ladder table is well formed", "[05]") {
     REQUIRE(std::size(kSgemmVariants) >= 5);
-    REQUIRE(std::size(kTuneConfigs) >= 4);
     std::set<std::string> names;
-    for (const wb::SgemmVariant& v : all) {
+    for (const wb::SgemmVariant& v : kSgemmVariants) {
         INFO(v.name);
-        CHECK(names.insert(v.name).second);  // unique across both tables
+        CHECK(names.insert(v.name).second);
         CHECK(v.run != nullptr);
         CHECK(v.info.kernel != nullptr);
         CHECK(v.info.threads > 0);
@@ -249,23 +216,81 @@ TEST_CASE("05: the tables are well formed", "[05]") {
         CHECK(v.precision == wb::Precision::fp32);
     }
     CHECK(std::string(kSgemmVariants[std::size(kSgemmVariants) - 1].name) == "best");
-    // Every default names a configuration, and the last line catches every GPU.
-    for (const DefaultChoice& d : kDefaultChoice) {
-        CHECK_NOTHROW(tune_config(d.many_tiles));
-        CHECK_NOTHROW(tune_config(d.few_tiles));
+}
+
+namespace {
+// An H200 as wb::DeviceFacts describes it: 132 SMs, 128 FP32 lanes at 1.98 GHz, 4.8 TB/s.
+const GpuModel kH200{90, 132, 128 * 2 * 1.98, 4814.3};
+
+std::string pick(int M, int N, int K, bool vec, const GpuModel& gpu = kH200) {
+    const BestChoice c = choose_best(M, N, K, vec, gpu);
+    REQUIRE(c.rate != nullptr);
+    return std::string(c.rate->candidate.lab_name) + (c.splits > 1 ? "_sk" + std::to_string(c.splits) : "");
+}
+}  // namespace
+
+TEST_CASE("05: best's rate table covers every GPU and stays within the lab's measurements", "[05]") {
+    CHECK(best_generation(90) == 90);
+    CHECK(best_generation(100) == 90);  // newer GPUs use the newest measured generation
+    CHECK(best_generation(89) == 80);
+    CHECK(best_generation(86) == 80);
+    CHECK(best_generation(75) == 0);
+    for (const MeasuredRate& r : kBestRates) {
+        INFO(r.candidate.lab_name);
+        CHECK(r.candidate.run != nullptr);
+        CHECK(r.vec_share > 0.0);
+        CHECK(r.vec_share < 1.0);  // a fraction of the FP32 peak
+        CHECK(r.scalar_share > 0.0);
+        CHECK(r.scalar_share < 1.0);
+        // Turing has no cp.async: its rows must not be cp.async configurations.
+        if (r.min_cc < 80) CHECK(std::strncmp(r.candidate.lab_name, "async", 5) != 0);
     }
-    CHECK(kDefaultChoice[std::size(kDefaultChoice) - 1].min_cc == 0);
-    CHECK_THROWS(tune_config("no_such_configuration"));
 }
 
-TEST_CASE("05: the default configuration follows the compute capability and the shape", "[05]") {
-    CHECK(std::string(default_config(90, 132, 4096, 4096).name) == kDefaultChoice[0].many_tiles);
-    CHECK(std::string(default_config(90, 132, 1000, 1013).name) == kDefaultChoice[0].few_tiles);
-    CHECK(std::string(default_config(86, 84, 4096, 4096).name) == default_choice(86).many_tiles);
-    // Turing has no cp.async: its default must not be a cp.async configuration.
-    CHECK(std::string(default_config(75, 40, 4096, 4096).name).rfind("async", 0) != 0);
+TEST_CASE("05: best picks by waves on an H200", "[05]") {
+    // 4096^3: 512 tiles of 128 x 256 fill 132 SMs evenly enough; it is the fastest tile per SM on
+    // the float4 path, 128 x 128 x 16 on the 4-byte path.
+    CHECK(pick(4096, 4096, 4096, true) == "async3_128x256x8");
+    CHECK(pick(4096, 4096, 4096, false) == "async3_128x128x16");
+    // 308 tiles of 128 x 128 are 2.33 waves (3 for the busiest SM); in 2 slices, 616 tiles of half
+    // the work are 4.67 waves (5 halves = 2.5): the split wins.
+    CHECK(pick(1713, 2764, 4260, false) == "async3_128x128x8_sk2");
+    // 124 tiles of 128 x 128: one wave, every tile on its own SM; no split beats it.
+    CHECK(pick(3861, 481, 6169, false) == "async3_128x128x16");
+    // Short K: 195 tiles of 128 x 128 are 2 waves, 390 of 128 x 64 are 3 waves of half-size tiles.
+    CHECK(pick(1838, 1608, 809, false) == "async3_128x64x8");
+    // One tile of C, long K: split as far as the table goes.
+    CHECK(pick(128, 128, 100000, true) == "async3_128x128x8_sk16");
+    CHECK(pick(100, 60, 100000, false) == "async3_128x128x8_sk16");
+    // ... but never into slices shorter than kMinSliceK.
+    CHECK(pick(128, 128, 700, true).find("_sk") == std::string::npos);
+    CHECK(pick(128, 128, 1024, true) == "async3_128x128x8_sk4");
 }
 
+TEST_CASE("05: best's estimate counts the busiest SM", "[05]") {
+    const MeasuredRate& wide = kBestRates[0];
+    REQUIRE(std::string(wide.candidate.lab_name) == "async3_128x256x8");
+    // 132 tiles and 133 tiles: the 133rd needs a second round on one SM, doubling the time.
+    const double one_wave = estimate_ms(wide, true, 128 * 12, 256 * 11, 4096, 1, kH200);
+    const double a_tile_more = estimate_ms(wide, true, 128 * 12 + 1, 256 * 11, 4096, 1, kH200);
+    CHECK(a_tile_more == Approx(2 * one_wave));
+    CHECK(estimate_ms(wide, true, 128 * 24, 256 * 11, 4096, 1, kH200) == Approx(2 * one_wave));
+    // The same work at the 4-byte rate takes longer.
+    CHECK(estimate_ms(wide, false, 4096, 4096, 4096, 1, kH200) > estimate_ms(wide, true, 4096, 4096, 4096, 1, kH200));
+    // A split pays for its partial sums: with ample tiles it only loses.
+    const MeasuredRate& split = kBestRates[4];
+    REQUIRE(split.candidate.may_split);
+    CHECK(estimate_ms(split, true, 8192, 8192, 1024, 2, kH200) > estimate_ms(split, true, 8192, 8192, 1024, 1, kH200));
+}
+
+TEST_CASE("05: best on GPUs that were not measured keeps the previous choices", "[05]") {
+    const GpuModel a100{80, 108, 64 * 2 * 1.41, 1555};
+    const GpuModel t4{75, 40, 64 * 2 * 1.59, 320};
+    CHECK(pick(4096, 4096, 1024, true, a100) == "async3_128x128x8");
+    CHECK(pick(1000, 1013, 4097, true, a100).rfind("async3_128x128x8_sk", 0) == 0);  // 64 tiles on 108 SMs
+    CHECK(pick(4096, 4096, 4096, true, t4) == "regs2_128x128x8");
+    CHECK(pick(128, 128, 100000, true, t4) == "regs2_128x128x8");  // never split
+}
 TEST_CASE("05: the float4 path is taken only when it is safe", "[05]") {
     alignas(16) static float buf[64];
     const float* a = buf;  // 16-byte aligned
@@ -279,53 +304,27 @@ TEST_CASE("05: the float4 path is taken only when it is safe", "[05]") {
 }
 
 TEST_CASE("05: split-K is used only when the tiles leave SMs idle", "[05]") {
-    CHECK(auto_splits<Tile128S3>(4096, 4096, 4096, 132) == 1);  // 1024 tiles: no split
-    CHECK(auto_splits<Tile128S3>(4096, 4096, 1024, 132) == 1);
-    CHECK(auto_splits<Tile128S3>(1000, 1013, 4097, 132) == 4);  // 64 tiles, 2 blocks/SM: 264 / 64
-    CHECK(auto_splits<Tile128S3>(1000, 1013, 300, 132) == 1);   // K too short to slice
-    CHECK(auto_splits<Tile128S3>(128, 128, 100000, 132) == kMaxSplits);
-    CHECK(auto_splits<Tile64S3>(1000, 1013, 4097, 132) == 1);  // 256 tiles of 64x64
+    CHECK(auto_splits<CpAsync128x128k8>(4096, 4096, 4096, 132) == 1);  // 1024 tiles: no split
+    CHECK(auto_splits<CpAsync128x128k8>(4096, 4096, 1024, 132) == 1);
+    CHECK(auto_splits<CpAsync128x128k8>(1000, 1013, 4097, 132) == 4);  // 64 tiles, 2 blocks/SM: 264 / 64
+    CHECK(auto_splits<CpAsync128x128k8>(1000, 1013, 300, 132) == 1);   // K too short to slice
+    CHECK(auto_splits<CpAsync128x128k8>(128, 128, 100000, 132) == kMaxSplits);
+    CHECK(auto_splits<CpAsync64x64k8>(1000, 1013, 4097, 132) == 1);  // 256 tiles of 64x64
 }
 
-TEST_CASE("05: every thread layout covers its tiles exactly once", "[05]") {
-    check_layouts<TileStep1>("TileStep1");
-    check_layouts<Tile128>("Tile128");
-    check_layouts<Tile128K16S3>("Tile128K16S3");
-    check_layouts<Tile128x256S3>("Tile128x256S3");
-    check_layouts<Tile256x128S3>("Tile256x128S3");
-    check_layouts<Tile128x256K16T512>("Tile128x256K16T512");
-    check_layouts<Tile128x64S3>("Tile128x64S3");
-    check_layouts<Tile64S3>("Tile64S3");
-}
-
-TEST_CASE("05: block rasterisation visits every tile exactly once", "[05]") {
-    for (int group : {1, 2, 8, 16})
-        for (auto [tm, tn] : {std::pair<int, int>{1, 1}, {32, 32}, {8, 64}, {37, 5}, {5, 37}, {9, 8}}) {
-            std::vector<int> hits(tm * tn, 0);
-            for (int b = 0; b < tm * tn; ++b) {
-                const TileIndex t = tile_of_block(b, tm, tn, group);
-                REQUIRE(t.m >= 0);
-                REQUIRE(t.m < tm);
-                REQUIRE(t.n >= 0);
-                REQUIRE(t.n < tn);
-                ++hits[t.m * tn + t.n];
-            }
-            int wrong = 0;
-            for (int h : hits) wrong += h != 1;
-            INFO("group " << group << ", " << tm << " x " << tn << " tiles");
-            CHECK(wrong == 0);
-        }
-    // group 1 is the plain row-major order; group 8 walks down 8 tile rows before moving right.
-    CHECK(tile_of_block(5, 4, 4, 1).m == 1);
-    CHECK(tile_of_block(5, 4, 4, 1).n == 1);
-    CHECK(tile_of_block(1, 32, 32, 8).m == 1);
-    CHECK(tile_of_block(1, 32, 32, 8).n == 0);
+TEST_CASE("05: every thread layout covers its tile of C exactly once", "[05]") {
+    check_result_layout<Contiguous128x128k8>("Contiguous128x128k8");
+    check_result_layout<Warp128x128k8>("Warp128x128k8");
+    check_result_layout<CpAsync128x128k16>("CpAsync128x128k16");
+    check_result_layout<CpAsync128x256k8>("CpAsync128x256k8");
+    check_result_layout<CpAsync128x64k8>("CpAsync128x64k8");
+    check_result_layout<CpAsync64x64k8>("CpAsync64x64k8");
 }
 
 TEST_CASE("05: padding the transposed A tile removes its store bank conflicts", "[05]") {
     // float4 loads (4 STS.32 each) and 4-byte loads / cp.async, with and without the padding.
-    CHECK(worst_transposed_store<Tile128, 4>(Tile128::A_LD) == 1);
-    CHECK(worst_transposed_store<Tile128, 1>(Tile128::A_LD) == 1);
-    CHECK(worst_transposed_store<Tile128, 4>(Tile128::BM) == 2);  // unpadded: lane pairs collide
-    CHECK(worst_transposed_store<Tile128, 1>(Tile128::BM) == 8);  // unpadded: 8 rows in one bank
+    CHECK(worst_transposed_store<Warp128x128k8, 4>(Warp128x128k8::A_LD) == 1);
+    CHECK(worst_transposed_store<Warp128x128k8, 1>(Warp128x128k8::A_LD) == 1);
+    CHECK(worst_transposed_store<Warp128x128k8, 4>(Warp128x128k8::BM) == 2);  // unpadded: lane pairs collide
+    CHECK(worst_transposed_store<Warp128x128k8, 1>(Warp128x128k8::BM) == 8);  // unpadded: 8 rows in one bank
 }

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Evaluates chapter 05's `best` rule offline, on sweeps measured on a GPU.
+
+A sweep is a folder with 05_ladder.csv (the ladder, `05_float4_vectorized --sizes ... --csv`) and
+05_tune.csv (the lab table, `lab/tune_05 --sizes ... --csv`) of the same shapes, from one run. The
+rule is read from ../kernels.cuh (kBestRates, kBestSplits, kMinSliceK, kSumBandwidthShare), so what
+is evaluated is what the program does. For each shape it picks a candidate and K split exactly as
+choose_best does, looks up the measured time of that configuration, and reports:
+
+  - the median and the minimum of best's predicted % of cuBLAS,
+  - every shape where best would be more than 3% slower than the fastest ladder row.
+
+A choice whose configuration the sweep did not measure (e.g. a split in 8) is listed, not scored.
+
+  python3 eval_best.py SWEEP_DIR [SWEEP_DIR ...] [--cc 90] [--sms 132] [--bandwidth 4814] [--fit] [-v]
+
+--fit prints, per candidate and path, the median fraction of the SM's FP32 peak that its unsplit
+rows reached at the model's tile count: the numbers kBestRates holds. The peak comes from the
+CSV (gflops / pct_peak). Standard library only.
+"""
+import argparse
+import csv
+import math
+import os
+import re
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS = os.path.join(HERE, "..", "kernels.cuh")
+NOT_LADDER = {"best", "cublas_sgemm"}
+
+
+def ceil_div(a, b):
+    return (a + b - 1) // b
+
+
+def read_rule(path=KERNELS):
+    """The rule's tables, parsed from kernels.cuh."""
+    text = open(path).read()
+    cands = {}
+    for m in re.finditer(r'constexpr BestCandidate (\w+)\{"(\w+)", (\d+), (\d+), (true|false),', text):
+        cands[m.group(1)] = {"lab": m.group(2), "bm": int(m.group(3)), "bn": int(m.group(4)),
+                             "split": m.group(5) == "true"}
+    table = text[text.index("kBestRates[] = {"):]
+    table = table[:table.index("};")]
+    rates = [{"min_cc": int(m.group(1)), **cands[m.group(2)], "vec": float(m.group(3)),
+              "scalar": float(m.group(4))}
+             for m in re.finditer(r"\{(\d+), (\w+), ([\d.]+), ([\d.]+)\}", table)]
+    splits = [int(x) for x in re.search(r"kBestSplits\[\] = \{([\d, ]+)\}", text).group(1).split(",")]
+    min_slice = int(re.search(r"kMinSliceK = (\d+);", text).group(1))
+    share = float(re.search(r"kSumBandwidthShare = ([\d.]+);", text).group(1))
+    if not rates:
+        sys.exit("eval_best: no rows of kBestRates found in " + path)
+    return rates, splits, min_slice, share
+
+
+def busiest_sm_time(M, N, K, bm, bn, splits, sms, rate):
+    """wb::busiest_sm_time (common/gemm_tiles.cuh)."""
+    tiles = ceil_div(M, bm) * ceil_div(N, bn) * splits
+    return ceil_div(tiles, sms) * bm * bn * ceil_div(K, splits) / rate
+
+
+def estimate_ms(r, vec, M, N, K, splits, gpu, share):
+    flops = (r["vec"] if vec else r["scalar"]) * gpu["sm_peak_gflops"] * 1e9
+    s = busiest_sm_time(M, N, K, r["bm"], r["bn"], splits, gpu["sms"], flops / 2)
+    if splits > 1:
+        s += 2.0 * splits * M * N * 4 / (share * gpu["bandwidth_gbs"] * 1e9)
+    return s * 1e3
+
+
+def choose(M, N, K, vec, gpu, rule):
+    rates, splits, min_slice, share = rule
+    gen = max(r["min_cc"] for r in rates if r["min_cc"] <= gpu["cc"])
+    best = None
+    for r in rates:
+        if r["min_cc"] != gen:
+            continue
+        for s in [1] + ([x for x in splits if K // x >= min_slice] if r["split"] else []):
+            t = estimate_ms(r, vec, M, N, K, s, gpu, share)
+            if best is None or t < best[0]:
+                best = (t, r, s)
+    return best
+
+
+def lab_row(r, s):
+    return r["lab"] if s == 1 else "%s_sk%d" % (r["lab"], s)
+
+
+def load(folder):
+    rows, peak = {}, []
+    for name in ("05_ladder.csv", "05_tune.csv"):
+        with open(os.path.join(folder, name), newline="") as f:
+            for row in csv.DictReader(f):
+                shape = (int(row["M"]), int(row["N"]), int(row["K"]))
+                rows.setdefault(shape, {})[row["variant"]] = float(row["ms_median"])
+                if float(row.get("pct_peak") or 0) > 0:
+                    peak.append(float(row["gflops"]) / float(row["pct_peak"]) * 100)
+                if name == "05_ladder.csv":
+                    rows[shape].setdefault("_ladder", set()).add(row["variant"])
+    return rows, statistics.median(peak)
+
+
+def fit(rows, rule, gpu):
+    rates = rule[0]
+    for r in rates:
+        if r["min_cc"] != max(x["min_cc"] for x in rates if x["min_cc"] <= gpu["cc"]):
+            continue
+        for path, vec in (("vec", True), ("scalar", False)):
+            shares = []
+            for (M, N, K), v in rows.items():
+                if (N % 4 == 0 and K % 4 == 0) != vec or r["lab"] not in v:
+                    continue
+                work = busiest_sm_time(M, N, K, r["bm"], r["bn"], 1, gpu["sms"], 1.0) * 2
+                shares.append(work / (v[r["lab"]] * 1e-3) / (gpu["sm_peak_gflops"] * 1e9))
+            if shares:
+                print("  %-20s %-6s median share %.3f over %d shapes (min %.3f, max %.3f)"
+                      % (r["lab"], path, statistics.median(shares), len(shares), min(shares), max(shares)))
+
+
+def evaluate(folder, rule, args):
+    rows, peak = load(folder)
+    gpu = {"cc": args.cc, "sms": args.sms, "sm_peak_gflops": peak / args.sms, "bandwidth_gbs": args.bandwidth}
+    print("%s: %d shapes, FP32 peak %.0f GFLOP/s (%.1f per SM)" % (folder, len(rows), peak, peak / args.sms))
+    if args.fit:
+        fit(rows, rule, gpu)
+    pcts, slow, unmeasured = [], [], []
+    for (M, N, K), v in sorted(rows.items()):
+        vec = N % 4 == 0 and K % 4 == 0
+        _, r, s = choose(M, N, K, vec, gpu, rule)
+        name = lab_row(r, s)
+        if name not in v:
+            unmeasured.append("%dx%dx%d -> %s" % (M, N, K, name))
+            continue
+        ladder = min(v[x] for x in v["_ladder"] if x not in NOT_LADDER)
+        pct = 100 * v["cublas_sgemm"] / v[name]
+        pcts.append(pct)
+        if v[name] > 1.03 * ladder:
+            slow.append("%dx%dx%d: %s %.1f%% slower than the fastest ladder row"
+                        % (M, N, K, name, 100 * (v[name] / ladder - 1)))
+        if args.verbose:
+            print("  %5dx%5dx%5d %-6s %-24s %5.1f%% of cuBLAS (fastest ladder row %5.1f%%)"
+                  % (M, N, K, "float4" if vec else "4-byte", name, pct, 100 * v["cublas_sgemm"] / ladder))
+    if pcts:
+        print("  best: median %.1f%% of cuBLAS, min %.1f%%, below 90%% on %d of %d, more than 3%% slower "
+              "than the ladder on %d" % (statistics.median(pcts), min(pcts), sum(p < 90 for p in pcts),
+                                          len(pcts), len(slow)))
+    for line in slow + ["not measured: " + u for u in unmeasured]:
+        print("  " + line)
+    return pcts, slow
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("sweeps", nargs="+", help="folders with 05_ladder.csv and 05_tune.csv")
+    p.add_argument("--cc", type=int, default=90, help="compute capability as a number (90)")
+    p.add_argument("--sms", type=int, default=132, help="multiprocessors (132 on an H200)")
+    p.add_argument("--bandwidth", type=float, default=4814.3, help="DRAM peak in GB/s (H200: 4814)")
+    p.add_argument("--fit", action="store_true", help="print the median share of peak per candidate")
+    p.add_argument("-v", "--verbose", action="store_true", help="one line per shape")
+    args = p.parse_args()
+    rule = read_rule()
+    for folder in args.sweeps:
+        evaluate(folder, rule, args)
+
+
+if __name__ == "__main__":
+    main()
