@@ -1,8 +1,8 @@
-// test_06_tensor_core_wmma - every FP16 and TF32 variant and tile configuration against the
-// double-precision reference on the spec's shapes and on shapes aimed at the WMMA rules; misaligned
-// pointers and odd leading dimensions; planted bugs that the check must catch; the FP16 range
-// pitfalls; and CPU checks of the tables, the tile layouts, the padding arithmetic and the default
-// choice.
+// test_06_tensor_core_wmma - every FP16 and TF32 ladder variant and every candidate of `best`
+// against the double-precision reference on the spec's shapes and on shapes aimed at the WMMA rules;
+// misaligned pointers and odd leading dimensions; planted bugs that the check must catch; the FP16
+// range pitfalls; and CPU checks of the tables, the tile layouts, the padding arithmetic and the
+// choice of `best`. The lab's configurations and the precision study: lab/test_06_lab.cu.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,186 +10,33 @@
 #include <string>
 #include <vector>
 
-#include "kernels.cuh"
-#include "testing.cuh"
+#include "test_support_06.cuh"
 
 namespace {
 
+using namespace t06;
+
+// The ladder, then the candidates of `best` that are not ladder rows, as variants of their own.
 std::vector<wb::HgemmVariant> every_fp16() {
     std::vector<wb::HgemmVariant> all = wb::table(kHgemmVariants);
-    for (const wb::HgemmVariant& v : kHgemmConfigs) all.push_back(v);
+    for (const BestCandidate<HgemmFn>& c : kHgemmCandidates)
+        if (std::none_of(all.begin(), all.end(), [&](const wb::HgemmVariant& v) { return v.run == c.run; }))
+            all.push_back({c.name, c.run, "a candidate of wmma_best", {}, c.min_cc});
     return all;
 }
 
 std::vector<wb::SgemmVariant> every_tf32() {
     std::vector<wb::SgemmVariant> all = wb::table(kTf32Variants);
-    for (const wb::SgemmVariant& v : kTf32Configs) all.push_back(v);
+    for (const BestCandidate<SgemmFn>& c : kTf32Candidates)
+        if (std::none_of(all.begin(), all.end(), [&](const wb::SgemmVariant& v) { return v.run == c.run; }))
+            all.push_back({c.name, c.run, "a candidate of tf32_best", wb::Precision::tf32, {}, c.min_cc});
     return all;
-}
-
-int device_cc() {
-    return wb::query_device(0).cc_number();
-}
-
-// Shapes aimed at this chapter's paths; the spec's list (wb::test::standard_cases) has the rest.
-std::vector<wb::test::GemmCase> wmma_cases() {
-    return {
-        {{16, 16, 16}, 1.0f, 0.0f, "exactly one fragment"},
-        {{48, 40, 24}, 1.0f, 0.0f, "K a multiple of 8 but not of 16: half an FP16 k-step"},
-        {{100, 72, 40}, 1.0f, 0.0f, "K % 32 == 8: the last BK step is a quarter full"},
-        {{64, 64, 4}, 1.0f, 0.0f, "K = 4: one TF32 chunk, half an FP16 chunk"},
-        {{129, 257, 520}, 1.0f, 0.0f, "N = 257: rows of B and C not 16-byte aligned"},
-        {{130, 264, 1001}, 0.5f, 1.5f, "K = 1001: rows of A not aligned, beta != 0"},
-        {{200, 136, 96}, 1.0f, 0.0f, "N % 16 == 8: fragments at the right edge are half outside"},
-        {{257, 520, 64}, -1.0f, 0.25f, "more than one 128x256 tile each way, beta != 0"},
-        {{520, 24, 72}, 1.0f, 0.0f, "C narrower than any block tile"},
-    };
-}
-
-std::vector<__half> to_half(const std::vector<float>& v) {
-    std::vector<__half> h(v.size());
-    for (size_t i = 0; i < v.size(); ++i) {
-        __half_raw raw;
-        raw.x = wb::fp16_bits(v[i]);
-        h[i] = __half(raw);
-    }
-    return h;
-}
-
-// ---- misaligned pointers and odd leading dimensions ----------------------------------------------
-// A, B and C start a few elements into larger buffers, so that the fragment rules (32-byte
-// pointers) or the 16-byte copies fail although the shape alone would allow them. The launchers
-// must notice and take the element-wise paths. Every entry is checked against the CPU reference,
-// the elements around C must stay untouched, and C is NaN before a beta == 0 run.
-struct OffsetCase {
-    wb::Shape s;
-    float alpha, beta;
-    int a_off, b_off, c_off;  // in elements
-    const char* why;
-};
-
-const OffsetCase kOffsetCases[] = {
-    {{64, 64, 64}, 1.0f, 0.0f, 1, 1, 1, "everything misaligned on a shape that would take every fast path"},
-    {{128, 256, 64}, 1.0f, 0.5f, 2, 0, 0, "only A misaligned, beta != 0"},
-    {{128, 128, 32}, -1.0f, 0.0f, 0, 3, 0, "only B misaligned"},
-    {{130, 136, 40}, 1.0f, 2.0f, 0, 0, 1, "only C misaligned, beta != 0"},
-    {{67, 45, 33}, 1.0f, 0.0f, 1, 2, 3, "odd shape, everything shifted"},
-    // 16-byte but not 32-byte aligned: 16-byte copies are fine, WMMA on this memory is not.
-    {{96, 96, 64}, 1.0f, 0.0f, -1, -1, -1, "16-byte aligned, not 32: the direct fragment paths are off"},
-};
-
-struct OffsetRun {
-    wb::CheckResult check;
-    bool guards_intact = true;
-    std::string error;
-};
-
-template <class T>
-class OffsetProblem {
-public:
-    OffsetProblem(const OffsetCase& c, wb::Precision p) : c_(c), p_(p) {
-        // -1: half a 32-byte unit, i.e. 16 bytes: 8 halves or 4 floats.
-        const int half_unit = 16 / int(sizeof(T));
-        a_off_ = c.a_off < 0 ? half_unit : c.a_off;
-        b_off_ = c.b_off < 0 ? half_unit : c.b_off;
-        c_off_ = c.c_off < 0 ? 16 / int(sizeof(float)) : c.c_off;
-        const wb::Shape s = c.s;
-        A_.resize(size_t(s.m) * s.k);
-        B_.resize(size_t(s.k) * s.n);
-        C0_.resize(size_t(s.m) * s.n);
-        wb::fill_random(A_.data(), A_.size(), 11, 1);
-        wb::fill_random(B_.data(), B_.size(), 11, 2);
-        wb::fill_random(C0_.data(), C0_.size(), 11, 3);
-        std::vector<float> a = A_, b = B_;
-        wb::round_to(p, a);
-        wb::round_to(p, b);
-        wb::GemmView g;
-        g.s = s;
-        g.alpha = c.alpha;
-        g.beta = c.beta;
-        g.A = a.data();
-        g.B = b.data();
-        g.C0 = c.beta != 0.0f ? C0_.data() : nullptr;
-        wb::reference_full(g, value_, scale_);
-    }
-
-    template <class Fn>
-    OffsetRun run(Fn launch) const {
-        constexpr int kGuard = 16;
-        constexpr float kSentinel = 7.0f;
-        const wb::Shape s = c_.s;
-        const size_t nc = C0_.size();
-        std::vector<T> hA(A_.size() + a_off_ + kGuard), hB(B_.size() + b_off_ + kGuard);
-        const std::vector<T> a = convert(A_), b = convert(B_);
-        std::copy(a.begin(), a.end(), hA.begin() + a_off_);
-        std::copy(b.begin(), b.end(), hB.begin() + b_off_);
-        std::vector<float> hC(nc + c_off_ + kGuard, kSentinel);
-        for (size_t i = 0; i < nc; ++i)
-            hC[c_off_ + i] = c_.beta == 0.0f ? std::numeric_limits<float>::quiet_NaN() : C0_[i];
-        wb::DeviceBuffer<T> dA(hA.size()), dB(hB.size());
-        wb::DeviceBuffer<float> dC(hC.size());
-        dA.upload(hA);
-        dB.upload(hB);
-        dC.upload(hC);
-
-        OffsetRun r;
-        try {
-            launch(s.m, s.n, s.k, c_.alpha, dA.get() + a_off_, dB.get() + b_off_, c_.beta, dC.get() + c_off_,
-                   0);
-            WB_CUDA_CHECK(cudaDeviceSynchronize());
-        } catch (const std::exception& e) {
-            r.error = e.what();
-            r.check.pass = false;
-            return r;
-        }
-        const std::vector<float> out = dC.download();
-        for (int i = 0; i < c_off_; ++i) r.guards_intact = r.guards_intact && out[i] == kSentinel;
-        for (int i = 0; i < kGuard; ++i)
-            r.guards_intact = r.guards_intact && out[c_off_ + nc + i] == kSentinel;
-        r.check = wb::check_full(out.data() + c_off_, s.m, s.n, value_, scale_, wb::tolerance_for(p_, s.k));
-        return r;
-    }
-
-    std::string describe() const {
-        return wb::to_string(c_.s) + " with A+" + std::to_string(a_off_) + ", B+" + std::to_string(b_off_) +
-               ", C+" + std::to_string(c_off_) + " elements (" + c_.why + ")";
-    }
-
-private:
-    static std::vector<T> convert(const std::vector<float>& v) {
-        if constexpr (std::is_same<T, __half>::value)
-            return to_half(v);
-        else
-            return v;  // TF32 variants take FP32 inputs and round them themselves
-    }
-
-    OffsetCase c_;
-    wb::Precision p_;
-    int a_off_ = 0, b_off_ = 0, c_off_ = 0;
-    std::vector<float> A_, B_, C0_;
-    std::vector<double> value_, scale_;
-};
-
-template <class T, class Variant>
-void check_offsets(const std::vector<Variant>& variants, wb::Precision p) {
-    const int cc = device_cc();
-    for (const OffsetCase& c : kOffsetCases) {
-        const OffsetProblem<T> prob(c, p);
-        for (const Variant& v : variants) {
-            if (cc < v.min_cc) continue;
-            const OffsetRun r = prob.run(v.run);
-            INFO(v.name << " on " << prob.describe() << ": "
-                        << (r.error.empty() ? r.check.describe() : r.error));
-            CHECK(r.check.pass);
-            CHECK(r.guards_intact);
-        }
-    }
 }
 
 // ---- planted bugs ----------------------------------------------------------------------------
 // The real kernel, handed what a classic mistake would hand it.
-using PlantedH = H128S3;
-using PlantedT = T128S3;
+using PlantedH = Wmma128x128_3stage;
+using PlantedT = Tf32Wmma128x128_3stage;
 
 // Only whole BK steps are walked: the last K % BK columns of A (rows of B) are dropped.
 template <class Cfg>
@@ -197,7 +44,7 @@ void launch_drops_k_tail(int M, int N, int K, float alpha, const typename Cfg::E
                          const typename Cfg::Element* B, float beta, float* C, cudaStream_t stream) {
     WmmaArgs<typename Cfg::Element> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, 1);
     g.k_tiles = K / Cfg::BK;
-    launch_wmma_kernel<Cfg, Mainloop::cp_async_ring, Epilogue::staged_in_smem, false>(
+    launch_wmma_kernel<Cfg, wb::Pipeline::cp_async, Epilogue::staged_in_smem, false>(
         g, tiled_grid<Cfg>(M, N), stream);
 }
 
@@ -208,7 +55,7 @@ void launch_grid_rounded_down(int M, int N, int K, float alpha, const typename C
     const WmmaArgs<typename Cfg::Element> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, 1);
     const dim3 grid(N / Cfg::BN, M / Cfg::BM);
     if (grid.x == 0 || grid.y == 0) return;  // a grid of zero blocks is a launch error
-    launch_wmma_kernel<Cfg, Mainloop::cp_async_ring, Epilogue::staged_in_smem, false>(g, grid, stream);
+    launch_wmma_kernel<Cfg, wb::Pipeline::cp_async, Epilogue::staged_in_smem, false>(g, grid, stream);
 }
 
 // An epilogue that always reads C. Planted by handing the kernel the smallest positive beta, which
@@ -219,17 +66,17 @@ void launch_reads_c_when_beta_is_zero(int M, int N, int K, float alpha, const ty
                                       const typename Cfg::Element* B, float beta, float* C,
                                       cudaStream_t stream) {
     const float b = beta == 0.0f ? std::numeric_limits<float>::denorm_min() : beta;
-    config_launcher<Cfg>()(M, N, K, alpha, A, B, b, C, stream);
+    ring_launcher<Cfg>()(M, N, K, alpha, A, B, b, C, stream);
 }
 
 // Step 7 (mma.sync) has its own kernel: the same classic mistake handed to it.
-using PlantedM = M128W64S3;
+using PlantedM = Mma128x128_k32_2stage;
 template <class Cfg>
 void mma_drops_k_tail(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
                       cudaStream_t stream) {
     WmmaArgs<float> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, 1);
     g.k_tiles = K / Cfg::BK;
-    launch_tiled_kernel<Cfg, mma_tf32_gemm<Cfg, false>>(g, tiled_grid<Cfg>(M, N), stream);
+    wb::launch_tiled<mma_tf32_gemm<Cfg, false>, Cfg::THREADS, Cfg::SMEM_BYTES>(g, tiled_grid<Cfg>(M, N), stream);
 }
 
 // ---- the mma.sync fragment layout, one tile ------------------------------------------------------
@@ -308,90 +155,16 @@ bool same_tf32(float want, float got) {
     std::memcpy(&g, &got, sizeof g);
     return (w & 0xFFFFE000u) == (g & 0xFFFFE000u);
 }
-
-// ---- layouts and bank arithmetic (CPU) ----------------------------------------------------------
-
-// Every element of a ROWS x COLS tile is moved by exactly one (thread, chunk, element).
-template <class Grid, int ROWS, int COLS, int CHUNK, int THREADS>
-void check_chunk_grid(const char* what) {
-    std::vector<int> hits(ROWS * COLS, 0);
-    for (int tid = 0; tid < THREADS; ++tid)
-        for (int i = 0; i < Grid::PER_THREAD; ++i)
-            for (int e = 0; e < CHUNK; ++e) {
-                const int r = Grid::row(tid, i), c = Grid::col(tid) + e;
-                REQUIRE(r < ROWS);
-                REQUIRE(c < COLS);
-                ++hits[r * COLS + c];
-            }
-    int wrong = 0;
-    for (int h : hits) wrong += h != 1;
-    INFO(what << ": tile elements not moved exactly once");
-    CHECK(wrong == 0);
-}
-
-template <class Cfg>
-void check_tiling(const char* name) {
-    INFO(name);
-    check_chunk_grid<typename Cfg::AChunks, Cfg::BM, Cfg::BK, Cfg::Inputs::CHUNK, Cfg::THREADS>("A tile");
-    check_chunk_grid<typename Cfg::BChunks, Cfg::BK, Cfg::BN, Cfg::Inputs::CHUNK, Cfg::THREADS>("B tile");
-    CHECK(Cfg::WARPS_M * Cfg::FM * 16 == Cfg::BM);  // the warps' fragments tile the block exactly
-    CHECK(Cfg::WARPS_N * Cfg::FN * 16 == Cfg::BN);
-    CHECK(Cfg::SMEM_BYTES >= Cfg::STAGE_BYTES);  // the epilogue's staging fits
-    CHECK(Cfg::SMEM_BYTES <= kSmemLimitSm90);
-    CHECK((Cfg::SMEM_BYTES <= kSmemLimitSm80 || min_cc_of<Cfg>() == 90));  // above 99 KB: Hopper only
-}
-
-// Passes ("wavefronts") one shared-memory access of a warp needs: the largest number of distinct
-// 4-byte words that fall into the same one of the 32 banks. `bytes` lists each lane's (or each
-// row's) first byte and `width` the bytes it reads from there.
-int wavefronts(const std::vector<int>& bytes, int width) {
-    std::vector<std::set<int>> bank(32);
-    for (int b : bytes)
-        for (int w = 0; w < width; w += 4) bank[(b + w) / 4 % 32].insert((b + w) / 4);
-    size_t worst = 0;
-    for (const auto& words : bank) worst = std::max(worst, words.size());
-    return int(worst);
-}
-
-// ldmatrix (what load_matrix_sync of an FP16 fragment compiles to, LDSM in the machine code) reads
-// an 8x8 matrix as 8 rows of 16 bytes in one pass when the rows are conflict-free.
-int ldmatrix_wavefronts(int row_bytes) {
-    std::vector<int> rows;
-    for (int r = 0; r < 8; ++r) rows.push_back(r * row_bytes);
-    return wavefronts(rows, 16);
-}
-
-// A TF32 fragment load reads 4 bytes per lane. In the code CUDA 13.0 generates for sm_80+, lane
-// (g = lane / 4, t = lane % 4) reads A[g][t] and B[t][g] first (then the same pattern further on).
-int tf32_a_wavefronts(int a_ld) {
-    std::vector<int> lanes;
-    for (int lane = 0; lane < 32; ++lane) lanes.push_back(4 * ((lane / 4) * a_ld + lane % 4));
-    return wavefronts(lanes, 4);
-}
-int tf32_b_wavefronts(int b_ld) {
-    std::vector<int> lanes;
-    for (int lane = 0; lane < 32; ++lane) lanes.push_back(4 * ((lane % 4) * b_ld + lane / 4));
-    return wavefronts(lanes, 4);
-}
-
-// The accumulator store into the epilogue's staging area compiles to STS.64: lane (g, t) writes
-// columns 2t, 2t + 1 of row g, and a warp's 256 bytes go in two passes of 16 lanes (rows 0-3, 4-7).
-int accumulator_store_wavefronts(int stage_ld) {
-    std::vector<int> half_warp;
-    for (int lane = 0; lane < 16; ++lane) half_warp.push_back(4 * ((lane / 4) * stage_ld + 2 * (lane % 4)));
-    return wavefronts(half_warp, 8);
-}
-
 }  // namespace
 
 // ---- GPU: correctness ------------------------------------------------------------------------------
 
-TEST_CASE("06: every FP16 variant and configuration is right on the spec's shapes", "[gpu][06]") {
+TEST_CASE("06: every FP16 variant and candidate is right on the spec's shapes", "[gpu][06]") {
     WB_REQUIRE_GPU();
     wb::test::check_variants(every_fp16());
 }
 
-TEST_CASE("06: every TF32 variant and configuration is right on the spec's shapes", "[gpu][06]") {
+TEST_CASE("06: every TF32 variant and candidate is right on the spec's shapes", "[gpu][06]") {
     WB_REQUIRE_GPU();
     if (device_cc() < 80) WB_SKIP_NOW("TF32 tensor cores need sm_80");
     wb::test::check_variants(every_tf32());
@@ -415,12 +188,12 @@ TEST_CASE("06: the check catches planted bugs", "[gpu][06]") {
     for (wb::Shape s : {wb::Shape{33, 47, 65}, wb::Shape{64, 48, 1}, wb::Shape{1000, 1013, 777}}) {
         wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
         INFO("shape " << wb::to_string(s));
-        CHECK(prob.verify(config_launcher<PlantedH>()).pass);
+        CHECK(prob.verify(ring_launcher<PlantedH>()).pass);
         CHECK_FALSE(prob.verify(launch_drops_k_tail<PlantedH>).pass);
         CHECK_FALSE(prob.verify(launch_grid_rounded_down<PlantedH>).pass);
         CHECK_FALSE(prob.verify(launch_reads_c_when_beta_is_zero<PlantedH>).pass);
         if (!tf32) continue;
-        CHECK(prob.verify(config_launcher<PlantedT>(), wb::Precision::tf32).pass);
+        CHECK(prob.verify(ring_launcher<PlantedT>(), wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(launch_drops_k_tail<PlantedT>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(launch_grid_rounded_down<PlantedT>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(launch_reads_c_when_beta_is_zero<PlantedT>, wb::Precision::tf32).pass);
@@ -437,7 +210,7 @@ TEST_CASE("06: step 7 follows the documented mma.sync layout, and a misread layo
     for (wb::Shape s : {wb::Shape{33, 47, 65}, wb::Shape{64, 48, 1}, wb::Shape{1000, 1013, 777}}) {
         wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
         INFO("shape " << wb::to_string(s));
-        CHECK(prob.verify(mma_launcher<PlantedM>(), wb::Precision::tf32).pass);
+        CHECK(prob.verify(launch_mma_tf32<PlantedM, kBand>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(mma_drops_k_tail<PlantedM>, wb::Precision::tf32).pass);
     }
 }
@@ -507,8 +280,8 @@ TEST_CASE("06: products above 65504 do not overflow: the accumulation is FP32", 
     const std::vector<float> a(size_t(M) * K, 300.0f), b(size_t(K) * N, 300.0f);
     wb::DeviceBuffer<__half> dA16(a.size()), dB16(b.size());
     wb::DeviceBuffer<float> dA(a.size()), dB(b.size()), dC(size_t(M) * N);
-    dA16.upload(to_half(a));
-    dB16.upload(to_half(b));
+    dA16.upload(wb::to_half(a));
+    dB16.upload(wb::to_half(b));
     dA.upload(a);
     dB.upload(b);
     auto all_equal = [&](float want) {
@@ -541,8 +314,8 @@ TEST_CASE("06: one input above 65504 turns a whole row of C into Inf", "[gpu][06
     a[0] = 70000.0f;
     wb::DeviceBuffer<__half> dA(a.size()), dB(b.size());
     wb::DeviceBuffer<float> dC(size_t(M) * N);
-    dA.upload(to_half(a));
-    dB.upload(to_half(b));
+    dA.upload(wb::to_half(a));
+    dB.upload(wb::to_half(b));
     const int cc = device_cc();
     for (const wb::HgemmVariant& v : every_fp16()) {
         if (cc < v.min_cc) continue;
@@ -560,77 +333,15 @@ TEST_CASE("06: one input above 65504 turns a whole row of C into Inf", "[gpu][06
     }
 }
 
-TEST_CASE("06: FP16 and TF32 inputs cost about 2^-11 of accuracy, FP32 accumulation almost none",
-          "[gpu][06]") {
-    WB_REQUIRE_GPU();
-    // The same measurement as `06_tensor_core_wmma --precision`, small enough for a test: errors
-    // against the exact product of the FP32 inputs and against that of the rounded inputs.
-    const wb::Shape s{256, 256, 512};
-    std::vector<float> A(size_t(s.m) * s.k), B(size_t(s.k) * s.n);
-    wb::fill_random(A.data(), A.size(), 5, 1);
-    wb::fill_random(B.data(), B.size(), 5, 2);
-    auto reference = [&](wb::Precision p, std::vector<double>& value, std::vector<double>& scale) {
-        std::vector<float> a = A, b = B;
-        wb::round_to(p, a);
-        wb::round_to(p, b);
-        wb::GemmView g;
-        g.s = s;
-        g.A = a.data();
-        g.B = b.data();
-        wb::reference_full(g, value, scale);
-    };
-    std::vector<double> exact, exact_scale, r16, r16_scale, r32, r32_scale;
-    reference(wb::Precision::fp32, exact, exact_scale);
-    reference(wb::Precision::fp16, r16, r16_scale);
-    reference(wb::Precision::tf32, r32, r32_scale);
-    const wb::Tolerance tol = wb::tolerance_for(wb::Precision::fp32, s.k);
-    auto err = [&](const std::vector<float>& C, const std::vector<double>& v, const std::vector<double>& sc) {
-        return wb::check_full(C.data(), s.m, s.n, v, sc, tol).rel_err;
-    };
-
-    wb::DeviceBuffer<float> dA(A.size()), dB(B.size()), dC(size_t(s.m) * s.n);
-    wb::DeviceBuffer<__half> dA16(A.size()), dB16(B.size());
-    dA.upload(A);
-    dB.upload(B);
-    dA16.upload(to_half(A));
-    dB16.upload(to_half(B));
-
-    wb::cublas_sgemm(s.m, s.n, s.k, 1.0f, dA.get(), dB.get(), 0.0f, dC.get(), 0);
-    WB_CUDA_CHECK(cudaDeviceSynchronize());
-    const double sgemm = err(dC.download(), exact, exact_scale);
-
-    launch_hgemm_best(s.m, s.n, s.k, 1.0f, dA16.get(), dB16.get(), 0.0f, dC.get(), 0);
-    WB_CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> c16 = dC.download();
-    const double fp16_exact = err(c16, exact, exact_scale), fp16_rounded = err(c16, r16, r16_scale);
-
-    INFO("cuBLAS SGEMM " << sgemm << "; wmma_best vs exact " << fp16_exact << ", vs rounded inputs "
-                         << fp16_rounded);
-    CHECK(sgemm < 1e-5);
-    CHECK(fp16_exact > 1e-5);  // 10 mantissa bits: each input is off by up to 2^-11 relative
-    CHECK(fp16_exact < 3e-3);
-    CHECK(fp16_exact > 10 * fp16_rounded);  // the rounding of the inputs dominates
-    if (device_cc() >= 80) {
-        launch_tf32_best(s.m, s.n, s.k, 1.0f, dA.get(), dB.get(), 0.0f, dC.get(), 0);
-        WB_CUDA_CHECK(cudaDeviceSynchronize());
-        const std::vector<float> c32 = dC.download();
-        const double tf32_exact = err(c32, exact, exact_scale), tf32_rounded = err(c32, r32, r32_scale);
-        INFO("tf32_best vs exact " << tf32_exact << ", vs rounded inputs " << tf32_rounded);
-        CHECK(tf32_exact > 1e-5);  // the same 10 mantissa bits as FP16, with FP32's exponent range
-        CHECK(tf32_exact < 3e-3);
-        CHECK(tf32_exact > 10 * tf32_rounded);
-    }
-}
-
 // ---- CPU: tables, rules, layouts ------------------------------------------------------------------
 
 TEST_CASE("06: the tables are well formed", "[06]") {
     std::set<std::string> names;
     auto common_checks = [&](const char* name, const wb::KernelInfo& info, int min_cc) {
         INFO(name);
-        CHECK(names.insert(name).second);  // unique across all four tables
+        CHECK(names.insert(name).second);  // unique across both tables
         // The resource table gets a row per kernel; the *_best variants run one of several kernels
-        // (a configuration chosen per shape) and have none of their own.
+        // (a candidate chosen per shape) and have none of their own.
         const bool best = std::string(name).find("_best") != std::string::npos;
         CHECK((info.kernel != nullptr) != best);
         if (best) return;
@@ -641,12 +352,12 @@ TEST_CASE("06: the tables are well formed", "[06]") {
         if (info.dynamic_smem > size_t(kSmemLimitSm75)) CHECK(min_cc >= 80);  // sm_75 grants 64 KB
         CHECK(min_cc >= 70);                                                  // WMMA needs Volta or later
     };
-    for (const wb::HgemmVariant& v : every_fp16()) {
+    for (const wb::HgemmVariant& v : kHgemmVariants) {
         common_checks(v.name, v.info, v.min_cc);
         CHECK(v.run != nullptr);
         CHECK(std::string(v.what).size() > 0);
     }
-    for (const wb::SgemmVariant& v : every_tf32()) {
+    for (const wb::SgemmVariant& v : kTf32Variants) {
         common_checks(v.name, v.info, v.min_cc);
         CHECK(v.run != nullptr);
         CHECK(v.precision == wb::Precision::tf32);  // verified against TF32-rounded inputs
@@ -654,47 +365,72 @@ TEST_CASE("06: the tables are well formed", "[06]") {
     }
     CHECK(std::string(kHgemmVariants[std::size(kHgemmVariants) - 1].name) == "wmma_best");
     CHECK(std::string(kTf32Variants[std::size(kTf32Variants) - 1].name) == "tf32_best");
-    // Every default names a configuration whose requirements its line meets; the last line of each
-    // table catches every GPU.
-    for (const DefaultChoice& d : kHgemmDefaults)
-        for (const char* name : {d.large, d.medium, d.small}) {
-            INFO(name);
-            REQUIRE_NOTHROW(find_config(kHgemmConfigs, name));
-            CHECK(find_config(kHgemmConfigs, name).min_cc <= std::max(d.min_cc, 75));
-        }
-    for (const DefaultChoice& d : kTf32Defaults)
-        for (const char* name : {d.large, d.medium, d.small}) {
-            INFO(name);
-            REQUIRE_NOTHROW(find_config(kTf32Configs, name));
-            CHECK(find_config(kTf32Configs, name).min_cc <= std::max(d.min_cc, 80));
-        }
-    CHECK(kHgemmDefaults[std::size(kHgemmDefaults) - 1].min_cc == 0);
-    CHECK(kTf32Defaults[std::size(kTf32Defaults) - 1].min_cc == 0);
-    CHECK_THROWS(find_config(kHgemmConfigs, "no_such_configuration"));
+    // Every candidate has positive rates on both paths, and one candidate of each precision runs
+    // on every GPU of that precision (Volta for FP16, Ampere for TF32).
+    auto rates_ok = [](const PathRates& r) { return r.vec16 > 0 && r.elementwise > 0; };
+    int fp16_anywhere = 0, tf32_anywhere = 0;
+    for (const BestCandidate<HgemmFn>& c : kHgemmCandidates) {
+        INFO(c.name);
+        CHECK(c.run != nullptr);
+        CHECK((rates_ok(c.hopper) && rates_ok(c.before_hopper)));
+        fp16_anywhere += c.min_cc <= 70;
+    }
+    for (const BestCandidate<SgemmFn>& c : kTf32Candidates) {
+        INFO(c.name);
+        CHECK(c.run != nullptr);
+        CHECK((rates_ok(c.hopper) && rates_ok(c.before_hopper)));
+        tf32_anywhere += c.min_cc <= 80 && c.smem_bytes <= kSmemLimitSm80;
+    }
+    CHECK(fp16_anywhere > 0);
+    CHECK(tf32_anywhere > 0);
 }
 
-TEST_CASE("06: the default configuration follows the GPU and the shape", "[06]") {
-    const DefaultChoice& hopper = default_choice(kHgemmDefaults, 90);
-    CHECK(std::string(default_name(hopper, 132, 4096, 4096)) == hopper.large);   // 512 tiles of 128x256
-    CHECK(std::string(default_name(hopper, 132, 2048, 2048)) == hopper.medium);  // 128 of 128x256 < 132 SMs
-    CHECK(std::string(default_name(hopper, 132, 1024, 1024)) == hopper.small);   // 64 of 128x128 < 132 SMs
-    // Turing (64 KB of shared memory per block) never gets a configuration above that.
-    const DefaultChoice& turing = default_choice(kHgemmDefaults, 75);
-    for (const char* name : {turing.large, turing.medium, turing.small}) {
-        INFO(name);
-        CHECK(find_config(kHgemmConfigs, name).info.dynamic_smem <= size_t(kSmemLimitSm75));
+// Shapes of the H200 sweeps (lab/calib) and what the rule picks there; lab/best_06.py replays the
+// same rule on every shape of the sweeps.
+TEST_CASE("06: best follows the waves and the copy path", "[06]") {
+    constexpr int kH200Sms = 132, kH200Smem = 227 * 1024;
+    auto fp16 = [&](int M, int N, int K) {
+        const bool vec16 = N % 8 == 0 && K % 8 == 0;  // rows of 16 bytes, from a cudaMalloc'd pointer
+        return std::string(choose_best(kHgemmCandidates, M, N, K, vec16, 90, kH200Sms, kH200Smem).name);
+    };
+    auto tf32 = [&](int M, int N, int K) {
+        const bool vec16 = N % 4 == 0 && K % 4 == 0;
+        return std::string(choose_best(kTf32Candidates, M, N, K, vec16, 90, kH200Sms, kH200Smem).name);
+    };
+    // 16-byte path: the 4-warp 128x128 tile wherever a sweep went.
+    CHECK(fp16(2128, 3904, 3904) == "wmma_128x128_4warps");
+    CHECK(fp16(264, 7104, 5520) == "wmma_128x128_4warps");
+    // Element-wise path, 195 tiles of 128x128 (two waves on 132 SMs) against 98 of 128x256 (one):
+    // the same busiest-SM work, and 128x256 runs it faster.
+    CHECK(fp16(1838, 1608, 809) == "wmma_128x256_swizzle");
+    // 120 tiles of 128x128 fit one wave; 60 of 128x256 would leave half the SMs idle.
+    CHECK(fp16(1241, 1533, 4389) == "wmma_smem_skewed");
+    // 308 tiles of 128x128 (3 per SM) against 154 of 128x256 (2 per SM, 4 tile-equivalents).
+    CHECK(fp16(1713, 2764, 4260) == "wmma_smem_skewed");
+    // A small problem: 4 tiles of 128x128 leave 128 SMs idle; 16 of 64x64 spread further.
+    CHECK(fp16(256, 256, 256) == "wmma_64x64");
+    // TF32: step 7 on large shapes, the 64x64 tile where 128x128 leaves most SMs idle.
+    CHECK(tf32(4096, 4096, 4096) == "tf32_mma_sync");
+    CHECK(tf32(1417, 7651, 8179) == "tf32_mma_sync");
+    CHECK(tf32(256, 256, 256) == "mma_64x64");
+    // Turing (sm_75, 64 KB per block): the 79.5 KB tile is never chosen; a GPU with no candidate
+    // is an error, not a crash.
+    for (int M : {1838, 4096, 8192}) {
+        const BestCandidate<HgemmFn>& c = choose_best(kHgemmCandidates, M, M, M, true, 75, 40, 64 * 1024);
+        INFO(c.name);
+        CHECK(c.smem_bytes <= 64 * 1024);
     }
-    CHECK(min_cc_of<H128S3>() == 70);      // 55.5 KB: fits sm_75
-    CHECK(min_cc_of<H128x256S3>() == 80);  // 79.5 KB: does not
-    CHECK(min_cc_of<T64S3>() == 80);       // TF32
-    CHECK(min_cc_of<T128W64K32S3>() == 90);  // 105 KB: Hopper (sm_90 grants 227 KB per block)
-    CHECK(min_cc_of<M128W64K32S2>() == 80);  // step 7's default: 70 KB, every TF32 GPU
-    // Every TF32 default of every line runs on every GPU of that line (99 KB from sm_80 on).
-    for (const DefaultChoice& d : kTf32Defaults)
-        for (const char* name : {d.large, d.medium, d.small}) {
-            INFO(name);
-            CHECK(find_config(kTf32Configs, name).min_cc <= std::max(d.min_cc, 80));
-        }
+    CHECK_THROWS(choose_best(kTf32Candidates, 512, 512, 512, true, 75, 40, 64 * 1024));
+    // The model itself: one more tile than SMs doubles the busiest SM's work.
+    CHECK(wb::busiest_sm_time(128 * 132, 128, 64, 128, 128, 1, 132, 1.0) * 2 ==
+          wb::busiest_sm_time(128 * 133, 128, 64, 128, 128, 1, 132, 1.0));
+}
+
+TEST_CASE("06: the smallest GPU of each configuration", "[06]") {
+    CHECK(min_cc_of<Wmma128x128_3stage>() == 70);  // 55.5 KB: fits sm_75
+    CHECK(min_cc_of<Wmma128x256_3stage>() == 80);  // 79.5 KB: does not
+    CHECK(min_cc_of<Tf32Wmma128x128_3stage>() == 80);  // TF32
+    CHECK(min_cc_of<Mma128x128_k32_2stage>() == 80);   // step 7: 70 KB, every TF32 GPU
 }
 
 TEST_CASE("06: FP16 overflows above 65504 and underflows below 2^-24; TF32 does not", "[06]") {
@@ -756,35 +492,15 @@ TEST_CASE("06: the launchers take the fast paths only where the WMMA rules allow
 }
 
 TEST_CASE("06: every tile configuration's copies and warps cover its tiles exactly once", "[06]") {
-    check_tiling<H128Plain>("H128Plain");
-    check_tiling<H128Skewed>("H128Skewed");
-    check_tiling<H64S3>("H64S3");
-    check_tiling<H128S3>("H128S3");
-    check_tiling<H128S4>("H128S4");
-    check_tiling<H128W64S3>("H128W64S3");
-    check_tiling<H128x256S3>("H128x256S3");
-    check_tiling<H256x128S3>("H256x128S3");
-    check_tiling<T64S3>("T64S3");
-    check_tiling<T128S3>("T128S3");
-    check_tiling<T128S4>("T128S4");
-    check_tiling<T128W64S3>("T128W64S3");
-    check_tiling<T128x256S3>("T128x256S3");
-    check_tiling<T256x128S3>("T256x128S3");
-    check_tiling<T128W64K32S3>("T128W64K32S3");
-    check_tiling<T128W64K32S3Rs>("T128W64K32S3Rs");
-    check_tiling<T128x256K32S3>("T128x256K32S3");
-    check_tiling<M128W64S3>("M128W64S3");
-    check_tiling<M128W64x32S3>("M128W64x32S3");
-    check_tiling<M128W64K32S3>("M128W64K32S3");
-    check_tiling<M128W64K32S4>("M128W64K32S4");
-    check_tiling<M128x256K32S3>("M128x256K32S3");
-    check_tiling<M128x256S3>("M128x256S3");
-    check_tiling<M256x128K32S3>("M256x128K32S3");
-    check_tiling<M128W64S3Rs>("M128W64S3Rs");
-    check_tiling<M128x256K32S3Rs>("M128x256K32S3Rs");
-    check_tiling<M128W64K32S3Rna>("M128W64K32S3Rna");
-    check_tiling<M64S3>("M64S3");
-    check_tiling<M128W64K32S2>("M128W64K32S2");
+    check_tiling<Wmma128x128_unpadded>("Wmma128x128_unpadded");
+    check_tiling<Wmma128x128_padded>("Wmma128x128_padded");
+    check_tiling<Wmma128x128_3stage>("Wmma128x128_3stage");
+    check_tiling<Wmma128x256_3stage>("Wmma128x256_3stage");
+    check_tiling<Wmma128x128_4warps_3stage>("Wmma128x128_4warps_3stage");
+    check_tiling<Wmma64x64_3stage>("Wmma64x64_3stage");
+    check_tiling<Tf32Wmma128x128_3stage>("Tf32Wmma128x128_3stage");
+    check_tiling<Mma128x128_k32_2stage>("Mma128x128_k32_2stage");
+    check_tiling<Mma64x64_k32_3stage>("Mma64x64_k32_3stage");
 }
 
 TEST_CASE("06: the banded block order visits every tile exactly once", "[06]") {
@@ -792,53 +508,51 @@ TEST_CASE("06: the banded block order visits every tile exactly once", "[06]") {
         for (auto [tm, tn] : {std::pair<int, int>{1, 1}, {32, 32}, {8, 64}, {37, 5}, {5, 37}, {9, 8}}) {
             std::vector<int> hits(tm * tn, 0);
             for (int b = 0; b < tm * tn; ++b) {
-                const TileIndex t = swizzled_tile(b, tm, tn, group);
-                REQUIRE(t.row >= 0);
-                REQUIRE(t.row < tm);
-                REQUIRE(t.col >= 0);
-                REQUIRE(t.col < tn);
-                ++hits[t.row * tn + t.col];
+                const wb::TileIndex t = wb::tile_of_block(b, tm, tn, group);
+                REQUIRE(t.m >= 0);
+                REQUIRE(t.m < tm);
+                REQUIRE(t.n >= 0);
+                REQUIRE(t.n < tn);
+                ++hits[t.m * tn + t.n];
             }
             int wrong = 0;
             for (int h : hits) wrong += h != 1;
             INFO("group " << group << ", " << tm << " x " << tn << " tiles");
             CHECK(wrong == 0);
         }
-    // group 1 is plain row-major order; group 8 walks down 8 tile rows before moving right.
-    CHECK(swizzled_tile(5, 4, 4, 1).row == 1);
-    CHECK(swizzled_tile(5, 4, 4, 1).col == 1);
-    CHECK(swizzled_tile(1, 32, 32, 8).row == 1);
-    CHECK(swizzled_tile(1, 32, 32, 8).col == 0);
-    CHECK(swizzled_tile(8, 32, 32, 8).col == 1);
+    // group 1 is plain row-major order; group kBand walks down kBand tile rows before moving right.
+    CHECK(wb::tile_of_block(5, 4, 4, 1).m == 1);
+    CHECK(wb::tile_of_block(5, 4, 4, 1).n == 1);
+    CHECK(wb::tile_of_block(1, 32, 32, kBand).m == 1);
+    CHECK(wb::tile_of_block(1, 32, 32, kBand).n == 0);
+    CHECK(wb::tile_of_block(kBand, 32, 32, kBand).n == 1);
 }
 
 TEST_CASE("06: the padding (SKEW) makes the fragment loads conflict-free", "[06]") {
     // FP16, ldmatrix: 8 rows of 16 bytes. Unpadded rows of A are 64 bytes (BK = 32 halves): rows
     // 0, 2, 4, 6 share banks. Unpadded rows of B are 256 bytes: all 8 rows share 4 banks.
-    CHECK(ldmatrix_wavefronts(H128Plain::A_LD * 2) == 4);
-    CHECK(ldmatrix_wavefronts(H128Plain::B_LD * 2) == 8);
-    CHECK(ldmatrix_wavefronts(H128Skewed::A_LD * 2) == 1);  // 80 bytes: 5 units of 16, odd
-    CHECK(ldmatrix_wavefronts(H128Skewed::B_LD * 2) == 1);  // 272 bytes: 17 units
-    CHECK(ldmatrix_wavefronts(H128x256S3::B_LD * 2) == 1);  // 528 bytes: 33 units
-    CHECK(ldmatrix_wavefronts(H64S3::B_LD * 2) == 1);       // 144 bytes: 9 units
+    CHECK(ldmatrix_wavefronts(Wmma128x128_unpadded::A_LD * 2) == 4);
+    CHECK(ldmatrix_wavefronts(Wmma128x128_unpadded::B_LD * 2) == 8);
+    CHECK(ldmatrix_wavefronts(Wmma128x128_padded::A_LD * 2) == 1);  // 80 bytes: 5 units of 16, odd
+    CHECK(ldmatrix_wavefronts(Wmma128x128_padded::B_LD * 2) == 1);  // 272 bytes: 17 units
+    CHECK(ldmatrix_wavefronts(Wmma128x256_3stage::B_LD * 2) == 1);  // 528 bytes: 33 units
+    CHECK(ldmatrix_wavefronts(Wmma64x64_3stage::B_LD * 2) == 1);    // 144 bytes: 9 units
     // TF32: 4 bytes per lane, 8 rows x 4 columns of A, 4 rows x 8 columns of B.
-    CHECK(tf32_a_wavefronts(16) == 4);            // unpadded BK = 16
-    CHECK(tf32_b_wavefronts(128) == 4);           // unpadded BN = 128
-    CHECK(tf32_a_wavefronts(T128S3::A_LD) == 1);  // 20 floats
-    CHECK(tf32_b_wavefronts(T128S3::B_LD) == 1);  // 136 floats
-    CHECK(tf32_b_wavefronts(T128x256S3::B_LD) == 1);
-    CHECK(tf32_a_wavefronts(T128W64K32S3::A_LD) == 1);  // BK = 32: 36 floats, 4 (mod 8) again
+    CHECK(tf32_a_wavefronts(16) == 4);   // unpadded BK = 16
+    CHECK(tf32_b_wavefronts(128) == 4);  // unpadded BN = 128
+    CHECK(tf32_a_wavefronts(Tf32Wmma128x128_3stage::A_LD) == 1);  // 20 floats
+    CHECK(tf32_b_wavefronts(Tf32Wmma128x128_3stage::B_LD) == 1);  // 136 floats
     CHECK(tf32_b_wavefronts(128 + 4) == 2);  // why B needs 8 floats, not 4
     CHECK(tf32_a_wavefronts(16 + 8) == 2);   // and why A needs 4, not 8
     // Step 7: ldmatrix on 16-byte rows of A (4 floats), 4-byte loads of B in the same lane pattern.
-    CHECK(ldmatrix_wavefronts(M128W64K32S3::A_LD * 4) == 1);  // 144 bytes: 9 units of 16
-    CHECK(ldmatrix_wavefronts(M128W64S3::A_LD * 4) == 1);     // 80 bytes: 5 units
-    CHECK(ldmatrix_wavefronts(32 * 4) == 8);                  // unpadded BK = 32: one bank group
-    CHECK(tf32_b_wavefronts(M128W64K32S3::B_LD) == 1);
-    CHECK(tf32_b_wavefronts(M128x256K32S3::B_LD) == 1);
+    CHECK(ldmatrix_wavefronts(Mma128x128_k32_2stage::A_LD * 4) == 1);  // 144 bytes: 9 units of 16
+    CHECK(ldmatrix_wavefronts(Mma64x64_k32_3stage::A_LD * 4) == 1);
+    CHECK(ldmatrix_wavefronts(32 * 4) == 8);  // unpadded BK = 32: one bank group
+    CHECK(tf32_b_wavefronts(Mma128x128_k32_2stage::B_LD) == 1);
+    CHECK(tf32_b_wavefronts(Mma64x64_k32_3stage::B_LD) == 1);
     // The epilogue's staging rows: WN + 8 floats, not WN + 4.
-    CHECK(accumulator_store_wavefronts(H128x256S3::STAGE_LD) == 1);
-    CHECK(accumulator_store_wavefronts(H128S3::STAGE_LD) == 1);
+    CHECK(accumulator_store_wavefronts(Wmma128x256_3stage::STAGE_LD) == 1);
+    CHECK(accumulator_store_wavefronts(Wmma128x128_3stage::STAGE_LD) == 1);
     CHECK(accumulator_store_wavefronts(64 + 4) == 2);
     CHECK(accumulator_store_wavefronts(kStageLd) == 1);
 }

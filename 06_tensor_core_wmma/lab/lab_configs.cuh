@@ -1,0 +1,112 @@
+// lab_configs.cuh - chapter 06's lab: every tile configuration the tuning sweep compares, and the
+// rounding experiment of step 7. Nothing here is part of the ladder; kernels.cuh keeps the ladder
+// and the candidates of `best`. `make tune-06` runs the sweep (lab/tune_06.cu); lab/best_06.py
+// turns a sweep into the rates of `best`.
+//
+// Row names: h (FP16 WMMA), t (TF32 WMMA) or m (TF32 mma.sync, step 7); the block tile; w and the
+// warp tile; k32 where BK is 32 floats (TF32; otherwise 16); s and the number of stages; g1 where
+// the blocks run in plain row-major order (otherwise in bands of kBand tile rows). The sweeps in
+// lab/calib use the same names.
+#pragma once
+
+#include "../kernels.cuh"
+
+namespace lab06 {
+
+// FP16: BK = 32 halves. (The ladder's and best's own configurations are in kernels.cuh.)
+using Wmma128x128_4stage = Tiling<Fp16Inputs, 128, 128, 32, 64, 32, 4, 8, 8>;  // 74 KB
+using Wmma256x128_3stage = Tiling<Fp16Inputs, 256, 128, 32, 64, 64, 3, 8, 8>;  // 85.5 KB, tall tile
+// TF32 WMMA: BK = 16 floats unless named k32.
+using Tf32Wmma64x64_3stage = Tiling<Tf32Inputs, 64, 64, 16, 32, 32, 3, 4, 8>;
+using Tf32Wmma128x128_4stage = Tiling<Tf32Inputs, 128, 128, 16, 64, 32, 4, 4, 8>;
+using Tf32Wmma128x128_4warps_3stage = Tiling<Tf32Inputs, 128, 128, 16, 64, 64, 3, 4, 8>;
+using Tf32Wmma128x256_3stage = Tiling<Tf32Inputs, 128, 256, 16, 64, 64, 3, 4, 8>;
+using Tf32Wmma256x128_3stage = Tiling<Tf32Inputs, 256, 128, 16, 64, 64, 3, 4, 8>;
+using Tf32Wmma128x128_k32_3stage = Tiling<Tf32Inputs, 128, 128, 32, 64, 64, 3, 4, 8>;  // 105 KB: sm_90
+using Tf32Wmma128x256_k32_3stage = Tiling<Tf32Inputs, 128, 256, 32, 64, 64, 3, 4, 8>;  // sm_90
+// Step 7 (mma.sync).
+using Mma128x128_3stage = Tiling<Tf32MmaInputs, 128, 128, 16, 64, 64, 3, 4, 8>;
+using Mma128x128_8warps_3stage = Tiling<Tf32MmaInputs, 128, 128, 16, 64, 32, 3, 4, 8>;
+using Mma128x128_k32_3stage = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 3, 4, 8>;  // 105 KB: sm_90
+using Mma128x128_k32_4stage = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 4, 4, 8>;  // 140 KB: sm_90
+using Mma128x256_3stage = Tiling<Tf32MmaInputs, 128, 256, 16, 64, 64, 3, 4, 8>;      // 79.5 KB
+using Mma128x256_k32_3stage = Tiling<Tf32MmaInputs, 128, 256, 32, 64, 64, 3, 4, 8>;  // 158 KB: sm_90
+using Mma256x128_k32_3stage = Tiling<Tf32MmaInputs, 256, 128, 32, 64, 64, 3, 4, 8>;  // 159 KB: sm_90
+
+// The rounding experiment: step 7 rounding with cvt.rna (ties away from zero, 2 instructions) where
+// the ladder uses cvt.rn (ties to even, 1 instruction, sm_90). An input policy, so the kernel is the
+// ladder's own.
+struct Tf32MmaTiesAway : Tf32MmaInputs {
+    __device__ __forceinline__ static unsigned round_loaded(unsigned bits) {
+        return __float_as_uint(tf32_round<false>(__uint_as_float(bits)));
+    }
+};
+using Mma128x128_k32_3stage_tiesaway = Tiling<Tf32MmaTiesAway, 128, 128, 32, 64, 64, 3, 4, 8>;
+
+template <class Cfg, int GROUP = kBand>
+constexpr auto ring() {
+    return launch_wmma_tiled<Cfg, wb::Pipeline::cp_async, Epilogue::staged_in_smem, GROUP>;
+}
+template <class Cfg>
+constexpr auto mma() {
+    return launch_mma_tf32<Cfg, kBand>;
+}
+
+// clang-format off
+inline const wb::HgemmVariant kHgemmConfigs[] = {
+    {"h_64x64_w32x32_s3", ring<Wmma64x64_3stage>(), "4 warps of 2x2 fragments: many blocks for small C",
+     ring_info<Wmma64x64_3stage>(), min_cc_of<Wmma64x64_3stage>()},
+    {"h_128x128_w64x32_s3", ring<Wmma128x128_3stage>(), "8 warps of 4x2 fragments, 3 stages, 2 blocks/SM",
+     ring_info<Wmma128x128_3stage>(), min_cc_of<Wmma128x128_3stage>()},
+    {"h_128x128_w64x32_s4", ring<Wmma128x128_4stage>(), "8 warps of 4x2 fragments, 4 stages",
+     ring_info<Wmma128x128_4stage>(), min_cc_of<Wmma128x128_4stage>()},
+    {"h_128x128_w64x64_s3", ring<Wmma128x128_4warps_3stage>(), "4 warps of 4x4 fragments, 3 stages",
+     ring_info<Wmma128x128_4warps_3stage>(), min_cc_of<Wmma128x128_4warps_3stage>()},
+    {"h_128x256_w64x64_s3", ring<Wmma128x256_3stage>(), "8 warps of 4x4 fragments, 3 stages",
+     ring_info<Wmma128x256_3stage>(), min_cc_of<Wmma128x256_3stage>()},
+    {"h_128x256_w64x64_s3_g1", ring<Wmma128x256_3stage, 1>(), "the same in plain row-major block order",
+     ring_info<Wmma128x256_3stage>(), min_cc_of<Wmma128x256_3stage>()},
+    {"h_256x128_w64x64_s3", ring<Wmma256x128_3stage>(), "8 warps of 4x4 fragments, tall block tile",
+     ring_info<Wmma256x128_3stage>(), min_cc_of<Wmma256x128_3stage>()},
+};
+inline const wb::SgemmVariant kTf32Configs[] = {
+    {"t_64x64_w32x32_s3", ring<Tf32Wmma64x64_3stage>(), "TF32, 4 warps of 2x2 fragments",
+     wb::Precision::tf32, ring_info<Tf32Wmma64x64_3stage>(), min_cc_of<Tf32Wmma64x64_3stage>()},
+    {"t_128x128_w64x32_s3", ring<Tf32Wmma128x128_3stage>(), "TF32, 8 warps of 4x2 fragments, 3 stages",
+     wb::Precision::tf32, ring_info<Tf32Wmma128x128_3stage>(), min_cc_of<Tf32Wmma128x128_3stage>()},
+    {"t_128x128_w64x32_s4", ring<Tf32Wmma128x128_4stage>(), "TF32, 8 warps of 4x2 fragments, 4 stages",
+     wb::Precision::tf32, ring_info<Tf32Wmma128x128_4stage>(), min_cc_of<Tf32Wmma128x128_4stage>()},
+    {"t_128x128_w64x64_s3", ring<Tf32Wmma128x128_4warps_3stage>(), "TF32, 4 warps of 4x4 fragments",
+     wb::Precision::tf32, ring_info<Tf32Wmma128x128_4warps_3stage>(), min_cc_of<Tf32Wmma128x128_4warps_3stage>()},
+    {"t_128x256_w64x64_s3", ring<Tf32Wmma128x256_3stage>(), "TF32, 8 warps of 4x4 fragments",
+     wb::Precision::tf32, ring_info<Tf32Wmma128x256_3stage>(), min_cc_of<Tf32Wmma128x256_3stage>()},
+    {"t_256x128_w64x64_s3", ring<Tf32Wmma256x128_3stage>(), "TF32, 8 warps of 4x4 fragments, tall tile",
+     wb::Precision::tf32, ring_info<Tf32Wmma256x128_3stage>(), min_cc_of<Tf32Wmma256x128_3stage>()},
+    {"t_128x128_w64x64_k32_s3", ring<Tf32Wmma128x128_k32_3stage>(), "TF32, BK = 32 floats, 4 warps of 4x4 fragments",
+     wb::Precision::tf32, ring_info<Tf32Wmma128x128_k32_3stage>(), min_cc_of<Tf32Wmma128x128_k32_3stage>()},
+    {"t_128x256_w64x64_k32_s3", ring<Tf32Wmma128x256_k32_3stage>(), "TF32, BK = 32 floats, 8 warps of 4x4 fragments",
+     wb::Precision::tf32, ring_info<Tf32Wmma128x256_k32_3stage>(), min_cc_of<Tf32Wmma128x256_k32_3stage>()},
+    {"m_64x64_w32x32_s3", mma<Mma64x64_k32_3stage>(), "TF32 mma.sync, BK = 32, 4 warps of 32x32: small problems",
+     wb::Precision::tf32, mma_kernel_info<Mma64x64_k32_3stage>(), min_cc_of<Mma64x64_k32_3stage>()},
+    {"m_128x128_w64x64_s3", mma<Mma128x128_3stage>(), "TF32 mma.sync, 4 warps of 64x64",
+     wb::Precision::tf32, mma_kernel_info<Mma128x128_3stage>(), min_cc_of<Mma128x128_3stage>()},
+    {"m_128x128_w64x32_s3", mma<Mma128x128_8warps_3stage>(), "TF32 mma.sync, 8 warps of 64x32",
+     wb::Precision::tf32, mma_kernel_info<Mma128x128_8warps_3stage>(), min_cc_of<Mma128x128_8warps_3stage>()},
+    {"m_128x128_w64x64_k32_s2", mma<Mma128x128_k32_2stage>(), "TF32 mma.sync, BK = 32, 2 stages (step 7)",
+     wb::Precision::tf32, mma_kernel_info<Mma128x128_k32_2stage>(), min_cc_of<Mma128x128_k32_2stage>()},
+    {"m_128x128_w64x64_k32_s3", mma<Mma128x128_k32_3stage>(), "TF32 mma.sync, BK = 32, 3 stages",
+     wb::Precision::tf32, mma_kernel_info<Mma128x128_k32_3stage>(), min_cc_of<Mma128x128_k32_3stage>()},
+    {"m_128x128_w64x64_k32_s4", mma<Mma128x128_k32_4stage>(), "TF32 mma.sync, BK = 32, 4 stages",
+     wb::Precision::tf32, mma_kernel_info<Mma128x128_k32_4stage>(), min_cc_of<Mma128x128_k32_4stage>()},
+    {"m_128x256_w64x64_s3", mma<Mma128x256_3stage>(), "TF32 mma.sync, 8 warps of 64x64",
+     wb::Precision::tf32, mma_kernel_info<Mma128x256_3stage>(), min_cc_of<Mma128x256_3stage>()},
+    {"m_128x256_w64x64_k32_s3", mma<Mma128x256_k32_3stage>(), "TF32 mma.sync, BK = 32, 8 warps of 64x64",
+     wb::Precision::tf32, mma_kernel_info<Mma128x256_k32_3stage>(), min_cc_of<Mma128x256_k32_3stage>()},
+    {"m_256x128_w64x64_k32_s3", mma<Mma256x128_k32_3stage>(), "TF32 mma.sync, BK = 32, tall tile",
+     wb::Precision::tf32, mma_kernel_info<Mma256x128_k32_3stage>(), min_cc_of<Mma256x128_k32_3stage>()},
+    {"m_128x128_w64x64_k32_s3_rna", mma<Mma128x128_k32_3stage_tiesaway>(), "TF32 mma.sync, BK = 32, ties away (cvt.rna)",
+     wb::Precision::tf32, mma_kernel_info<Mma128x128_k32_3stage_tiesaway>(), min_cc_of<Mma128x128_k32_3stage_tiesaway>()},
+};
+// clang-format on
+
+}  // namespace lab06

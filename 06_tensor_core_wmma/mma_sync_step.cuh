@@ -1,0 +1,190 @@
+// mma_sync_step.cuh - chapter 06, step 7 (TF32): mma.sync, the instruction under WMMA (section 10).
+// The kernel mma_tf32_gemm<Cfg, VEC> reuses the tiles, copies, block order, cp.async ring and staged
+// epilogue of steps 4 to 6 (wmma_steps.cuh); only the tensor-core work on one stage is new.
+#pragma once
+
+#include "wmma_steps.cuh"
+
+// ---- 10. Step 7 (TF32): mma.sync, the instruction under WMMA ----------------------------------
+//
+// WMMA hides which element of a tile each lane holds, so every TF32 fragment load goes through
+// wmma.load: 4 loads of 4 bytes per fragment, each with its own address arithmetic, and the rounding
+// is applied to an opaque array; and on sm_90 one TF32 wmma::mma_sync becomes four HMMA.1684 (k = 4)
+// instructions (README, "Why WMMA's TF32 stays near a third of cuBLAS"). The PTX instruction
+// mma.sync.m16n8k8 with .tf32 inputs is one HMMA.1688 (k = 8), and the PTX ISA documents its layout.
+// With lane = 4 g + t (g = lane / 4 in 0..7, t = lane % 4):
+//
+//   A, 16 x 8, row-major:    a0 = A[g][t]    a1 = A[g+8][t]    a2 = A[g][t+4]    a3 = A[g+8][t+4]
+//   B,  8 x 8, "col":        b0 = B[t][g]    b1 = B[t+4][g]
+//   C, 16 x 8:               c0 = C[g][2t]   c1 = C[g][2t+1]   c2 = C[g+8][2t]   c3 = C[g+8][2t+1]
+//
+// Knowing the layout buys three more things:
+//   - A in one instruction. ldmatrix (made for 16-bit data) hands lane 4 g + t the 4-byte word t of
+//     row g of an 8 x 16-byte matrix: read as floats, that is A[g][t] of an 8 x 4 block, exactly a0.
+//     One ldmatrix.x4 fetches a0..a3 (four 8 x 4 blocks) instead of 4 separate loads.
+//   - B as plain 4-byte shared loads whose addresses are a per-lane base plus constants: no
+//     per-load address arithmetic.
+//   - The accumulators written straight into the epilogue's staging area, no fragment store.
+// Everything else is the kernel of steps 4 to 6: the same tiles, cp.async ring (section 7), padding
+// and staged epilogue (section 8). A warp tile of WM x WN is (WM / 16) x (WN / 8) mma.sync tiles.
+struct Tf32MmaInputs {
+    using Element = float;
+    static constexpr int FRAG_K = 8;
+    static constexpr int CHUNK = 16 / int(sizeof(Element));
+    static constexpr int kMinCc = 80;
+    static constexpr bool kCompiled = WB06_TF32_WMMA != 0;
+    // Every element of A and B is rounded once, right after its load from shared memory (to
+    // nearest; ties to even on sm_90, section 1). A policy of the input type, so that an experiment
+    // (the lab's ties-away rounding) is another input type, not a branch in the kernel.
+    __device__ __forceinline__ static unsigned round_loaded(unsigned bits) {
+        return __float_as_uint(tf32_round(__uint_as_float(bits)));
+    }
+};
+
+template <class Cfg>
+using MmaAccumulators = float[Cfg::FM][2 * Cfg::FN][4];  // [m-tile of 16][n-tile of 8][c0..c3]
+
+// The instructions, each one line of PTX. Shared addresses are 32-bit byte offsets
+// (__cvta_generic_to_shared). The loads are volatile with a "memory" clobber, like
+// Tf32Inputs::load_shared: they must stay between the main loop's barriers.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr)
+                 : "memory");
+}
+__device__ __forceinline__ unsigned lds32(unsigned addr) {
+    unsigned v;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+    return v;
+}
+// d = a * b + d on one 16x8 tile, k = 8.
+__device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+#if WB06_TF32_WMMA
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+// Where this lane's loads start inside a stage, in bytes; every load of the stage adds a constant.
+//   A: ldmatrix.x4 takes 4 matrices of 8 rows; lanes 8 q .. 8 q + 7 name the rows of matrix q.
+//      Matrix 0 = rows 0-7, columns 0-3 (a0); 1 = rows 8-15 (a1); 2 = rows 0-7, columns 4-7 (a2);
+//      3 = rows 8-15, columns 4-7 (a3).
+//   B: lane (g, t) reads B[t][g] and B[t + 4][g].
+template <class Cfg>
+__device__ __forceinline__ unsigned mma_a_lane_offset(int warp_row, int lane) {
+    const int row = warp_row + lane % 8 + 8 * (lane / 8 % 2);
+    const int col = 4 * (lane / 16);
+    return unsigned(row * Cfg::A_LD + col) * 4u;
+}
+template <class Cfg>
+__device__ __forceinline__ unsigned mma_b_lane_offset(int warp_col, int lane) {
+    return unsigned((lane % 4) * Cfg::B_LD + warp_col + lane / 4) * 4u;
+}
+
+// One stage: per k-step of 8, FM ldmatrix.x4 for A and 2 FN pairs of loads for B, every element
+// rounded once after its load (Op::round_loaded), then FM x 2 FN mma.sync.
+template <class Cfg>
+__device__ __forceinline__ void mma_sync_stage(unsigned a_lane, unsigned b_lane, MmaAccumulators<Cfg>& acc) {
+    // BEGIN SOLUTION: per k-step of 8: ldmatrix_x4 per m-tile, lds32 pairs per n-tile, Op::round_loaded, mma
+    using Op = typename Cfg::Inputs;
+    constexpr int MT = Cfg::FM, NT = 2 * Cfg::FN;
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK; kk += 8) {
+        unsigned a[MT][4], b[NT][2];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+            ldmatrix_x4(a[i], a_lane + 4u * unsigned(16 * i * Cfg::A_LD + kk));
+#pragma unroll
+            for (int e = 0; e < 4; ++e) a[i][e] = Op::round_loaded(a[i][e]);
+        }
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+            b[j][0] = Op::round_loaded(lds32(b_lane + 4u * unsigned(kk * Cfg::B_LD + 8 * j)));
+            b[j][1] = Op::round_loaded(lds32(b_lane + 4u * unsigned((kk + 4) * Cfg::B_LD + 8 * j)));
+        }
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NT; ++j) mma_m16n8k8_tf32(acc[i][j], a[i], b[j]);
+    }
+    // END SOLUTION
+}
+
+// The epilogue of section 8 with a known layout: lane (g, t) writes c0, c1 to row g and c2, c3 to
+// row g + 8 of the staging area, 8 bytes each (STS.64), then stage_row_to_c moves the row to C.
+template <class Cfg>
+__device__ __forceinline__ void epilogue_mma(const WmmaArgs<float>& g, const BlockCoord& t, int warp_row,
+                                             int warp_col, MmaAccumulators<Cfg>& acc, float* warp_stage) {
+    const int lane = threadIdx.x % 32, gr = lane / 4, tc = lane % 4;
+#pragma unroll
+    for (int i = 0; i < Cfg::FM; ++i) {
+#pragma unroll
+        for (int j = 0; j < 2 * Cfg::FN; ++j) {
+            float* p = warp_stage + gr * Cfg::STAGE_LD + 8 * j + 2 * tc;
+            *reinterpret_cast<float2*>(p) = make_float2(acc[i][j][0], acc[i][j][1]);
+            *reinterpret_cast<float2*>(p + 8 * Cfg::STAGE_LD) = make_float2(acc[i][j][2], acc[i][j][3]);
+        }
+        __syncwarp();
+        stage_row_to_c<Cfg>(g, t.m0 + warp_row + 16 * i, t.n0 + warp_col, warp_stage);
+        __syncwarp();
+    }
+}
+
+template <class Cfg, bool VEC>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_tf32_gemm(WmmaArgs<float> g) {
+    static_assert(std::is_base_of<Tf32MmaInputs, typename Cfg::Inputs>::value, "a Tiling of Tf32MmaInputs");
+    static_assert(Cfg::SKEW_A % 8 == 4, "ldmatrix reads 8 rows of 16 bytes: rows of A must be 4 (mod 8) "
+                                        "floats long to be conflict-free");
+    extern __shared__ __align__(128) unsigned char smem_bytes[];
+    if constexpr (Cfg::Inputs::kCompiled) {
+        float* smem = reinterpret_cast<float*>(smem_bytes);
+        const BlockCoord t = block_coord<Cfg>(g);
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        const int warp_row = (warp / Cfg::WARPS_N) * Cfg::WM;
+        const int warp_col = (warp % Cfg::WARPS_N) * Cfg::WN;
+        const unsigned a_lane = mma_a_lane_offset<Cfg>(warp_row, lane);
+        const unsigned b_lane = mma_b_lane_offset<Cfg>(warp_col, lane);
+
+        MmaAccumulators<Cfg> acc;
+#pragma unroll
+        for (int i = 0; i < Cfg::FM; ++i)
+#pragma unroll
+            for (int j = 0; j < 2 * Cfg::FN; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+        mainloop_cp_async_ring<Cfg, VEC>(g, t, smem, [&](const float* As, const float* Bs) {
+            mma_sync_stage<Cfg>(static_cast<unsigned>(__cvta_generic_to_shared(As)) + a_lane,
+                                static_cast<unsigned>(__cvta_generic_to_shared(Bs)) + b_lane, acc);
+        });
+
+        __syncthreads();
+        epilogue_mma<Cfg>(g, t, warp_row, warp_col, acc,
+                          reinterpret_cast<float*>(smem_bytes) + warp * Cfg::WARP_STAGE);
+    } else {
+        __trap();  // sm_75 build: unreachable, the launcher refuses such GPUs
+    }
+}
+
+
+// The launcher, SgemmFn: the checks and the two paths of launch_wmma_tiled (section 11).
+template <class Cfg, int GROUP>
+void launch_mma_tf32(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                     cudaStream_t stream) {
+    static_assert(GROUP >= 1, "GROUP: at least one tile row per band");
+    require_gpu(Cfg::Inputs::kMinCc, Cfg::SMEM_BYTES, "TF32 mma.sync");
+    const WmmaArgs<float> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, GROUP);
+    if (chunk_access_ok(A, K) && chunk_access_ok(B, N))
+        wb::launch_tiled<mma_tf32_gemm<Cfg, true>, Cfg::THREADS, Cfg::SMEM_BYTES>(g, tiled_grid<Cfg>(M, N), stream);
+    else
+        wb::launch_tiled<mma_tf32_gemm<Cfg, false>, Cfg::THREADS, Cfg::SMEM_BYTES>(g, tiled_grid<Cfg>(M, N), stream);
+}
+
+// The resources the harness prints (the 16-byte instantiation).
+template <class Cfg>
+wb::KernelInfo mma_kernel_info() {
+    return {(const void*)mma_tf32_gemm<Cfg, true>, Cfg::THREADS, size_t(Cfg::SMEM_BYTES)};
+}
