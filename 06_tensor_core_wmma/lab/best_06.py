@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""best_06.py - the rates behind chapter 06's wave-aware `best`, and an offline check of the rule.
+
+`best` (kernels.cuh, section 12) runs, for each shape, the candidate with the smallest
+
+    time ~ ceil(tiles / SMs) * BM * BN * K / rate          (wb::busiest_sm_time, common/gemm_tiles.cuh)
+
+where `rate` is the candidate's measured throughput per SM at full load, one number for the 16-byte
+path (A's and B's rows start on 16-byte boundaries: cp.async) and one for the element-wise path.
+This script reads sweeps of random shapes (CSV rows: variant, dtype, M, N, K, ms_median), computes
+each candidate's rate as the median over the shapes of its path of
+
+    work per SM / time = ceil(tiles / SMs) * BM * BN * K / ms          (G multiply-adds / s / SM)
+
+and then replays the rule on every shape of every sweep: how much slower `best` would be than the
+fastest ladder row of the same precision (median, worst, and shapes more than 3% slower).
+
+    python3 lab/best_06.py                      the sweeps in lab/calib (H200, one run each)
+    python3 lab/best_06.py --sms 132 A.csv ...  other sweeps (both the ladder and the configurations)
+
+Candidate names are the variant names of the sweeps (lab/tune_06 prints the configurations).
+The rates it prints are the ones to copy into kernels.cuh.
+"""
+import argparse
+import csv
+import glob
+import math
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# precision -> the ladder rows `best` is compared with
+LADDER = {
+    "fp16": ["wmma_naive", "wmma_smem", "wmma_smem_skewed", "wmma_cp_async", "wmma_smem_epilogue",
+             "wmma_128x256_swizzle"],
+    "tf32": ["tf32_wmma", "tf32_mma_sync"],
+}
+# precision -> candidates in the order of kernels.cuh: (name in kernels.cuh, variant in the sweeps,
+# BM, BN). On a tie of the model the first one wins.
+CANDIDATES = {
+    "fp16": [("Wmma128x128_4warps_3stage", "h_128x128_w64x64_s3", 128, 128),
+             ("Wmma128x256_3stage (step 6)", "wmma_128x256_swizzle", 128, 256),
+             ("Wmma128x128_padded (step 3)", "wmma_smem_skewed", 128, 128),
+             ("Wmma64x64_3stage", "h_64x64_w32x32_s3", 64, 64)],
+    "tf32": [("Mma128x128_k32_2stage (step 7)", "tf32_mma_sync", 128, 128),
+             ("Mma64x64_k32_3stage", "m_64x64_w32x32_s3", 64, 64)],
+}
+# The same kernel under two names in the sweeps: their ratio shows the noise of one run.
+SAME_KERNEL = [("tf32_mma_sync", "m_128x128_w64x64_k32_s2"), ("wmma_128x256_swizzle", "h_128x256_w64x64_s3"),
+               ("wmma_smem_epilogue", "h_128x128_w64x32_s3")]
+SLOWER = 1.03
+
+
+def vec16(prec, n, k):
+    """The 16-byte path: every row of A (K elements) and of B (N) is a whole number of 16 bytes."""
+    per16 = 8 if prec == "fp16" else 4
+    return n % per16 == 0 and k % per16 == 0
+
+
+def work_per_sm(shape, bm, bn, sms):
+    m, n, k = shape
+    tiles = math.ceil(m / bm) * math.ceil(n / bn)
+    return math.ceil(tiles / sms) * bm * bn * k
+
+
+def load(paths):
+    """{(sweep, shape): {variant: ms}} and the precision of each variant."""
+    times, dtype = {}, {}
+    for p in paths:
+        sweep = os.path.basename(p).split("_")[0]
+        with open(p, newline="") as f:
+            for r in csv.DictReader(f):
+                shape = (int(r["M"]), int(r["N"]), int(r["K"]))
+                times.setdefault((sweep, shape), {})[r["variant"]] = float(r["ms_median"])
+                dtype[r["variant"]] = r["dtype"]
+    return times, dtype
+
+
+def rates(times, prec, sms):
+    """{candidate variant: (vec16 rate, element-wise rate)}, medians over the shapes of each path."""
+    out = {}
+    for _, variant, bm, bn in CANDIDATES[prec]:
+        per_path = {True: [], False: []}
+        for (_, shape), t in times.items():
+            if variant in t:
+                per_path[vec16(prec, shape[1], shape[2])].append(work_per_sm(shape, bm, bn, sms) / t[variant] / 1e6)
+        out[variant] = tuple(round(statistics.median(per_path[p])) if per_path[p] else 0 for p in (True, False))
+    return out
+
+
+def choose(prec, shape, rate, sms):
+    """The rule of kernels.cuh: the smallest modelled time; the first candidate wins a tie."""
+    path = 0 if vec16(prec, shape[1], shape[2]) else 1
+    best, best_t = None, None
+    for _, variant, bm, bn in CANDIDATES[prec]:
+        r = rate[variant][path]
+        if r <= 0:
+            continue
+        t = work_per_sm(shape, bm, bn, sms) / r
+        if best_t is None or t < best_t:
+            best, best_t = variant, t
+    return best
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("csv", nargs="*", help="sweep CSVs (default: lab/calib/*.csv)")
+    ap.add_argument("--sms", type=int, default=132, help="SMs of the GPU the sweeps ran on (H200: 132)")
+    a = ap.parse_args(argv)
+    paths = a.csv or sorted(glob.glob(os.path.join(HERE, "calib", "*.csv")))
+    if not paths:
+        print("best_06.py: no sweep CSVs found", file=sys.stderr)
+        return 2
+    times, _ = load(paths)
+    status = 0
+    for prec in ("fp16", "tf32"):
+        rate = rates(times, prec, a.sms)
+        print(f"{prec}: rates (G multiply-adds / s / SM; 16-byte path, element-wise path)")
+        for name, variant, bm, bn in CANDIDATES[prec]:
+            print(f"  {name:32s} {bm:3d}x{bn:<3d} {rate[variant][0]:6d} {rate[variant][1]:6d}   ({variant})")
+        for sweep in sorted({s for s, _ in times}):
+            ratios, picks, worst = [], {}, []
+            for (sw, shape), t in sorted(times.items()):
+                if sw != sweep or min(shape) < 256:
+                    continue
+                ladder = [t[v] for v in LADDER[prec] if v in t]
+                pick = choose(prec, shape, rate, a.sms)
+                if not ladder or pick not in t:
+                    continue
+                ratio = t[pick] / min(ladder)
+                ratios.append(ratio)
+                picks[pick] = picks.get(pick, 0) + 1
+                if ratio > SLOWER:
+                    worst.append((ratio, shape, pick))
+            if not ratios:
+                continue
+            print(f"  sweep {sweep}: {len(ratios)} shapes; best / fastest ladder row: median "
+                  f"{statistics.median(ratios):.3f}, min {min(ratios):.3f}, max {max(ratios):.3f}; "
+                  f"more than {100 * (SLOWER - 1):.0f}% slower on {len(worst)}")
+            print("    picks: " + ", ".join(f"{v} {n}" for v, n in sorted(picks.items())))
+            for ratio, shape, pick in sorted(worst, reverse=True):
+                print(f"    {ratio:.3f}  {shape[0]}x{shape[1]}x{shape[2]}  {pick}")
+    print("noise of one run: the same kernel under two names, time ratio over all shapes")
+    for x, y in SAME_KERNEL:
+        r = [t[x] / t[y] for t in times.values() if x in t and y in t]
+        if r:
+            print(f"  {x} / {y}: median {statistics.median(r):.3f}, min {min(r):.3f}, max {max(r):.3f}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
