@@ -36,7 +36,7 @@
 //                      epilogue
 //   kernels.cuh        (this file) the configurations by name, `best` (12) and the ladder (13).
 // What exists to explore rather than to teach (tuning tables, the precision study, rounding
-// experiments) lives in lab/ (`make tune-06`, lab/README.md).
+// experiments) lives in lab/ (`make tune-06`; README, "The best variant and the lab").
 //
 // Any shape: tiles hanging over an edge of A or B are zero-filled (zeros add nothing to a dot
 // product), fragments of C that hang over the edge of C leave through a small staging area, and
