@@ -253,9 +253,14 @@ using SplitLauncher = void (*)(int splits, int M, int N, int K, float alpha, con
 struct BestCandidate {
     const char* lab_name;  // the row of lab/configs.cuh that measures it unsplit
     int bm, bn;            // its tile of C
+    int fill_blocks;       // blocks one SM needs at once to run at the measured rate (MIN_BLOCKS)
     bool may_split;        // also try K in 2, 4, 8 or 16 slices
     SplitLauncher run;
 };
+template <class Cfg, Pipeline P>
+constexpr BestCandidate candidate(const char* lab_name, bool may_split) {
+    return {lab_name, Cfg::BM, Cfg::BN, Cfg::MIN_BLOCKS, may_split, run_sgemm_float4<Cfg, P>};
+}
 
 struct MeasuredRate {
     int min_cc;  // the generation: a GPU uses the rows of the largest min_cc it reaches
@@ -264,19 +269,17 @@ struct MeasuredRate {
     double scalar_share;  // 4-byte path (N or K not a multiple of 4, or unaligned pointers)
 };
 
-// The candidates. The names of lab/configs.cuh measure them unsplit (`make tune-05`).
-constexpr BestCandidate kWide128x256k8{"async3_128x256x8", 128, 256, false,
-                                       run_sgemm_float4<CpAsync128x256k8, Pipeline::cp_async>};
-constexpr BestCandidate kDeep128x128k16{"async3_128x128x16", 128, 128, false,
-                                        run_sgemm_float4<CpAsync128x128k16, Pipeline::cp_async>};
-constexpr BestCandidate kHalf128x64k8{"async3_128x64x8", 128, 64, false,
-                                      run_sgemm_float4<CpAsync128x64k8, Pipeline::cp_async>};
-constexpr BestCandidate kQuarter64x64k8{"async3_64x64x8", 64, 64, false,
-                                        run_sgemm_float4<CpAsync64x64k8, Pipeline::cp_async>};
-constexpr BestCandidate kSplit128x128k8{"async3_128x128x8", 128, 128, true,
-                                        run_sgemm_float4<CpAsync128x128k8, Pipeline::cp_async>};
-constexpr BestCandidate kRegs128x128k8{"regs2_128x128x8", 128, 128, false,
-                                       run_sgemm_float4<DoubleBuffer128x128k8, Pipeline::prefetch_regs>};
+// The candidates. The rows of lab/configs.cuh with these names measure them (`make tune-05`).
+constexpr BestCandidate kWide128x256k8 =
+    candidate<CpAsync128x256k8, Pipeline::cp_async>("async3_128x256x8", false);
+constexpr BestCandidate kDeep128x128k16 =
+    candidate<CpAsync128x128k16, Pipeline::cp_async>("async3_128x128x16", false);
+constexpr BestCandidate kHalf128x64k8 = candidate<CpAsync128x64k8, Pipeline::cp_async>("async3_128x64x8", false);
+constexpr BestCandidate kQuarter64x64k8 = candidate<CpAsync64x64k8, Pipeline::cp_async>("async3_64x64x8", false);
+constexpr BestCandidate kSplit128x128k8 =
+    candidate<CpAsync128x128k8, Pipeline::cp_async>("async3_128x128x8", true);
+constexpr BestCandidate kRegs128x128k8 =
+    candidate<DoubleBuffer128x128k8, Pipeline::prefetch_regs>("regs2_128x128x8", false);
 
 // Hopper: measured on H200, the median over 30 random shapes per path (notes, "Waves"). The
 // 128 x 256 tile is the fastest per SM on the float4 path, 128 x 128 x 16 on the 4-byte path; the
@@ -293,9 +296,10 @@ inline constexpr MeasuredRate kBestRates[] = {
     {80, kSplit128x128k8, 0.6, 0.6},
     {0, kRegs128x128k8, 0.5, 0.5},
 };
-// The share of the DRAM bandwidth that writing and re-reading split-K's partial sums gets
-// (H200: about 3 TB/s of 4.8, fitted on the split rows of the same sweeps).
-constexpr double kSumBandwidthShare = 0.6;
+// How fast split-K's partial sums are written and read back, as a share of the DRAM peak. Fitted on
+// H200 sweeps of small C with long K, where the choice of split depends on it; the partial sums of
+// such a C mostly stay in the L2 cache, so the fit comes out near the DRAM peak.
+constexpr double kSumBandwidthShare = 1.0;
 constexpr int kBestSplits[] = {2, 4, 8, 16};
 
 // What the rule needs to know about the GPU (from wb::DeviceFacts; the CPU tests make their own).
@@ -314,7 +318,12 @@ inline double estimate_ms(const MeasuredRate& r, bool vec, int M, int N, int K, 
                           const GpuModel& gpu) {
     const double flops_per_s = (vec ? r.vec_share : r.scalar_share) * gpu.sm_peak_gflops * 1e9;
     // busiest_sm_time counts multiply-adds (BM * BN * K of them per tile), two flops each.
-    double s = wb::busiest_sm_time(M, N, K, r.candidate.bm, r.candidate.bn, splits, gpu.sms, flops_per_s / 2);
+    const BestCandidate& c = r.candidate;
+    double s = wb::busiest_sm_time(M, N, K, c.bm, c.bn, splits, gpu.sms, flops_per_s / 2);
+    // An SM given fewer blocks than it needs to hide its latencies does not reach the measured rate:
+    // it is charged as if it held fill_blocks (a lone 128 x 64 block is about as slow as two).
+    const double one_tile = double(c.bm) * c.bn * wb::ceil_div(K, splits) / (flops_per_s / 2);
+    s = std::max(s, c.fill_blocks * one_tile);
     if (splits > 1)
         s += 2.0 * splits * double(M) * N * sizeof(float) / (kSumBandwidthShare * gpu.bandwidth_gbs * 1e9);
     return s * 1e3;

@@ -252,11 +252,13 @@ TEST_CASE("05: best picks by waves on an H200", "[05]") {
     // the float4 path, 128 x 128 x 16 on the 4-byte path.
     CHECK(pick(4096, 4096, 4096, true) == "async3_128x256x8");
     CHECK(pick(4096, 4096, 4096, false) == "async3_128x128x16");
-    // 308 tiles of 128 x 128 are 2.33 waves (3 for the busiest SM); in 2 slices, 616 tiles of half
-    // the work are 4.67 waves (5 halves = 2.5): the split wins.
-    CHECK(pick(1713, 2764, 4260, false) == "async3_128x128x8_sk2");
-    // 124 tiles of 128 x 128: one wave, every tile on its own SM; no split beats it.
-    CHECK(pick(3861, 481, 6169, false) == "async3_128x128x16");
+    // 308 tiles of 128 x 128 are 2.33 rounds (3 for the busiest SM); in 8 slices, 2464 tiles of an
+    // eighth of the work are 18.7 rounds (19 eighths = 2.4): the split wins.
+    CHECK(pick(1713, 2764, 4260, false) == "async3_128x128x8_sk8");
+    // 124 tiles of 128 x 128: one per SM, but a lone block does not reach the measured rate (it
+    // needs a second one to hide latencies); two slices give every SM its two blocks.
+    CHECK(pick(3861, 481, 6169, false) == "async3_128x128x8_sk2");
+    CHECK(pick(1024, 1024, 1024, true) == "async3_128x128x8_sk4");
     // Short K: 195 tiles of 128 x 128 are 2 waves, 390 of 128 x 64 are 3 waves of half-size tiles.
     CHECK(pick(1838, 1608, 809, false) == "async3_128x64x8");
     // One tile of C, long K: split as far as the table goes.
@@ -277,6 +279,12 @@ TEST_CASE("05: best's estimate counts the busiest SM", "[05]") {
     CHECK(estimate_ms(wide, true, 128 * 24, 256 * 11, 4096, 1, kH200) == Approx(2 * one_wave));
     // The same work at the 4-byte rate takes longer.
     CHECK(estimate_ms(wide, false, 4096, 4096, 4096, 1, kH200) > estimate_ms(wide, true, 4096, 4096, 4096, 1, kH200));
+    // A lone block per SM is charged as two (fill_blocks): 66 tiles cost as much as 264.
+    const MeasuredRate& deep = kBestRates[1];
+    REQUIRE(deep.candidate.fill_blocks == 2);
+    CHECK(estimate_ms(deep, true, 128 * 6, 128 * 11, 4096, 1, kH200) ==
+          Approx(estimate_ms(deep, true, 128 * 24, 128 * 11, 4096, 1, kH200)));
+    CHECK(wide.candidate.fill_blocks == 1);  // 128 x 256 runs one block per SM by design
     // A split pays for its partial sums: with ample tiles it only loses.
     const MeasuredRate& split = kBestRates[4];
     REQUIRE(split.candidate.may_split);

@@ -38,10 +38,17 @@ def ceil_div(a, b):
 def read_rule(path=KERNELS):
     """The rule's tables, parsed from kernels.cuh."""
     text = open(path).read()
+    tilings = {}
+    for m in re.finditer(r"using (\w+) = Tiling<([\d, ]+)>;", text):
+        bm, bn, bk, wm, wn, tm, tn, lanes_n, stages = (int(x) for x in m.group(2).split(","))
+        threads = (bm // wm) * (bn // wn) * 32
+        # Tiling::MIN_BLOCKS: two blocks per SM when their accumulators fit in 128 registers each
+        min_blocks = 2 if bm * bn // threads <= 64 and 2 * threads * 128 <= 65536 else 1
+        tilings[m.group(1)] = {"bm": bm, "bn": bn, "fill": min_blocks}
     cands = {}
-    for m in re.finditer(r'constexpr BestCandidate (\w+)\{"(\w+)", (\d+), (\d+), (true|false),', text):
-        cands[m.group(1)] = {"lab": m.group(2), "bm": int(m.group(3)), "bn": int(m.group(4)),
-                             "split": m.group(5) == "true"}
+    for m in re.finditer(r'constexpr BestCandidate (\w+) =\s*candidate<(\w+), [\w:]+>\("(\w+)", (true|false)\)',
+                         text):
+        cands[m.group(1)] = dict(tilings[m.group(2)], lab=m.group(3), split=m.group(4) == "true")
     table = text[text.index("kBestRates[] = {"):]
     table = table[:table.index("};")]
     rates = [{"min_cc": int(m.group(1)), **cands[m.group(2)], "vec": float(m.group(3)),
@@ -64,6 +71,7 @@ def busiest_sm_time(M, N, K, bm, bn, splits, sms, rate):
 def estimate_ms(r, vec, M, N, K, splits, gpu, share):
     flops = (r["vec"] if vec else r["scalar"]) * gpu["sm_peak_gflops"] * 1e9
     s = busiest_sm_time(M, N, K, r["bm"], r["bn"], splits, gpu["sms"], flops / 2)
+    s = max(s, r["fill"] * r["bm"] * r["bn"] * ceil_div(K, splits) / (flops / 2))
     if splits > 1:
         s += 2.0 * splits * M * N * 4 / (share * gpu["bandwidth_gbs"] * 1e9)
     return s * 1e3
