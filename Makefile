@@ -10,7 +10,7 @@ chapter_of = $(filter $(1)_%,$(CHAPTERS))
 SUBMAKE := $(MAKE) --no-print-directory
 
 .DEFAULT_GOAL := all
-.PHONY: all lib help test test-build bench report grade student-kit sanitize check-env clean $(NUMBERS) \
+.PHONY: all lib help test test-build $(addprefix test-build-,$(CHAPTERS)) bench report grade student-kit sanitize check-env clean $(NUMBERS) \
         $(addprefix run-,$(NUMBERS)) $(addprefix test-,$(NUMBERS)) $(addprefix profile-,$(NUMBERS)) \
         $(addprefix sanitize-,$(NUMBERS)) $(addprefix tune-,$(NUMBERS)) $(addprefix build-,$(CHAPTERS))
 
@@ -29,16 +29,21 @@ $(NUMBERS): lib
 $(addprefix run-,$(NUMBERS)): run-%: lib
 	+@$(SUBMAKE) -C $(call chapter_of,$*) run
 
-test-build: lib
-	+@for c in $(CHAPTERS); do $(SUBMAKE) -C $$c test_$$c || exit 1; done
+# A chapter's lab/ (tuning programs and their tests) is not part of `make all`, but its tests are
+# part of `make test`. The chapters' test builds are independent: `make -j test` builds them side by side.
+LAB_TESTS := $(patsubst %.cu,%,$(wildcard [0-9][0-9]_*/lab/test_*.cu))
+has_lab = $(filter $(1)/%,$(LAB_TESTS))
+test-build: $(addprefix test-build-,$(CHAPTERS))
+$(addprefix test-build-,$(CHAPTERS)): test-build-%: lib
+	+@$(SUBMAKE) -C $* test_$* $(if $(call has_lab,$*),lab)
 
 # Every test binary runs, even after a failure; the last line adds them all up.
 test: test-build
-	@bash tools/run_tests.sh common/build/test_common $(foreach c,$(CHAPTERS),$(c)/test_$(c)) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py tools/test_make_hints.py tools/test_best_sweep.py
+	@bash tools/run_tests.sh common/build/test_common common/build/test_gemm_tiles $(foreach c,$(CHAPTERS),$(c)/test_$(c)) $(LAB_TESTS) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py tools/test_make_hints.py tools/test_best_sweep.py
 
 $(addprefix test-,$(NUMBERS)): test-%: lib
-	+@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*)
-	@bash tools/run_tests.sh $(call chapter_of,$*)/test_$(call chapter_of,$*)
+	+@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*) $(if $(call has_lab,$(call chapter_of,$*)),lab)
+	@bash tools/run_tests.sh $(call chapter_of,$*)/test_$(call chapter_of,$*) $(call has_lab,$(call chapter_of,$*))
 
 # No `lib` prerequisite: the chapter first checks that the tool exists, then builds what it needs.
 $(addprefix profile-,$(NUMBERS)): profile-%:
