@@ -240,7 +240,7 @@ wb::KernelInfo kernel_info() {
 // estimates the time of each candidate of this GPU generation, each K split it may use, and runs
 // the smallest estimate:
 //
-//   time = busiest_sm_time(tile, splits) at the candidate's measured rate
+//   time = busiest_sm_time(tile, splits) at the candidate's measured rate, at least fill_blocks tiles
 //        + (splits > 1) the partial sums written and read back once, at kSumBandwidthShare of DRAM
 //
 // The rates are fractions of the SM's FP32 peak (wb::DeviceFacts: lanes x 2 x clock), measured at
@@ -254,7 +254,7 @@ struct BestCandidate {
     const char* lab_name;  // the row of lab/configs.cuh that measures it unsplit
     int bm, bn;            // its tile of C
     int fill_blocks;       // blocks one SM needs at once to run at the measured rate (MIN_BLOCKS)
-    bool may_split;        // also try K in 2, 4, 8 or 16 slices
+    bool may_split;        // also try K in 2 to kMaxSplits slices
     SplitLauncher run;
 };
 template <class Cfg, Pipeline P>
@@ -300,7 +300,6 @@ inline constexpr MeasuredRate kBestRates[] = {
 // H200 sweeps of small C with long K, where the choice of split depends on it; the partial sums of
 // such a C mostly stay in the L2 cache, so the fit comes out near the DRAM peak.
 constexpr double kSumBandwidthShare = 1.0;
-constexpr int kBestSplits[] = {2, 4, 8, 16};
 
 // What the rule needs to know about the GPU (from wb::DeviceFacts; the CPU tests make their own).
 struct GpuModel {
@@ -343,7 +342,8 @@ struct BestChoice {
     double estimate_ms;
 };
 
-// The candidate and K split with the smallest estimate. A split is tried only when every slice
+// The candidate and K split with the smallest estimate. Every split from 2 to kMaxSplits is tried
+// (the count that fills the last round best is often an odd one, 3 or 7), as long as every slice
 // keeps at least kMinSliceK of K.
 inline BestChoice choose_best(int M, int N, int K, bool vec, const GpuModel& gpu) {
     const int gen = best_generation(gpu.cc);
@@ -356,8 +356,7 @@ inline BestChoice choose_best(int M, int N, int K, bool vec, const GpuModel& gpu
         if (r.min_cc != gen) continue;
         consider(r, 1);
         if (r.candidate.may_split)
-            for (int s : kBestSplits)
-                if (K / s >= kMinSliceK) consider(r, s);
+            for (int s = 2; s <= kMaxSplits && K / s >= kMinSliceK; ++s) consider(r, s);
     }
     return best;
 }

@@ -3,14 +3,14 @@
 
 A sweep is a folder with 05_ladder.csv (the ladder, `05_float4_vectorized --sizes ... --csv`) and
 05_tune.csv (the lab table, `lab/tune_05 --sizes ... --csv`) of the same shapes, from one run. The
-rule is read from ../kernels.cuh (kBestRates, kBestSplits, kMinSliceK, kSumBandwidthShare), so what
+rule is read from ../kernels.cuh (kBestRates, kMaxSplits, kMinSliceK, kSumBandwidthShare), so what
 is evaluated is what the program does. For each shape it picks a candidate and K split exactly as
 choose_best does, looks up the measured time of that configuration, and reports:
 
   - the median and the minimum of best's predicted % of cuBLAS,
   - every shape where best would be more than 3% slower than the fastest ladder row.
 
-A choice whose configuration the sweep did not measure (e.g. a split in 8) is listed, not scored.
+A choice whose configuration the sweep did not measure (e.g. a split in 7) is listed, not scored.
 
   python3 eval_best.py SWEEP_DIR [SWEEP_DIR ...] [--cc 90] [--sms 132] [--bandwidth 4814] [--fit] [-v]
 
@@ -54,7 +54,7 @@ def read_rule(path=KERNELS):
     rates = [{"min_cc": int(m.group(1)), **cands[m.group(2)], "vec": float(m.group(3)),
               "scalar": float(m.group(4))}
              for m in re.finditer(r"\{(\d+), (\w+), ([\d.]+), ([\d.]+)\}", table)]
-    splits = [int(x) for x in re.search(r"kBestSplits\[\] = \{([\d, ]+)\}", text).group(1).split(",")]
+    splits = list(range(2, int(re.search(r"kMaxSplits = (\d+);", text).group(1)) + 1))
     min_slice = int(re.search(r"kMinSliceK = (\d+);", text).group(1))
     share = float(re.search(r"kSumBandwidthShare = ([\d.]+);", text).group(1))
     if not rates:
