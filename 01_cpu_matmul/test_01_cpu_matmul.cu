@@ -245,8 +245,9 @@ TEST_CASE("01: timing reports the median and the minimum of the timed calls", "[
 
 TEST_CASE("01: count_fma.sh finds the micro-kernel's FMAs in the program, whatever their width", "[01][fma]") {
     // The built program: -O3 -march=native gives packed FMAs on any x86-64 CPU with FMA (AVX2 or
-    // AVX-512), xmm, ymm or zmm as the compiler chose, and its k loop does MR x NR multiply-adds
-    // per step k (a whole number of steps when g++ unrolls it).
+    // AVX-512), xmm, ymm or zmm as the compiler chose, and its k loop does at least the MR x NR
+    // multiply-adds of one step k. (Not always a whole number of steps: g++ 13 on the GPU machine
+    // merged a few edge FMAs into the hottest loop, 292 = 256 + 36 multiply-adds.)
     wb::test::TempDir dir;
     const std::string program = wb::test::program_path("01_cpu_matmul");
     const wb::test::RunResult r = wb::test::run_program("count_fma.sh", "'" + program + "'", dir);
@@ -261,7 +262,7 @@ TEST_CASE("01: count_fma.sh finds the micro-kernel's FMAs in the program, whatev
     const int tile = cpu::blocked::MR * cpu::blocked::NR;
     const int loop_madds = std::stoi(f["loop_madds"]);
     CHECK(loop_madds > 0);
-    CHECK(loop_madds % tile == 0);
+    CHECK(loop_madds >= tile);
     // The summary names the width it found, in words a student can check against the table.
     CHECK(r.out.find("vector width: " + width) != std::string::npos);
 }
