@@ -42,9 +42,9 @@ for s in "${steps[@]}"; do
     build)    step build 240 "make -k -j\$(nproc) all" ;;
     test)     step test 300 "REQUIRE_GPU=1 make test" ;;
     sanitize) step sanitize 300 "make sanitize" ;;
-    tune)     step tune 150 "./05_float4_vectorized/05_float4_vectorized --tune --sizes 2048,4096,8192,4096x4096x1024,1000x1013x4097 --csv $log/tune.csv" ;;
-    tune06)   step tune06 150 "./06_tensor_core_wmma/06_tensor_core_wmma --tune --sizes 4096,8192 --csv $log/tune06.csv" ;;
-    precision06) step precision06 90 "./06_tensor_core_wmma/06_tensor_core_wmma --precision --sizes 1024,4096" ;;
+    tune)     step tune 150 "make -C 05_float4_vectorized lab >/dev/null && ./05_float4_vectorized/lab/tune_05 --sizes 2048,4096,8192,4096x4096x1024,1000x1013x4097 --csv $log/tune.csv" ;;
+    tune06)   step tune06 150 "make -C 06_tensor_core_wmma lab >/dev/null && ./06_tensor_core_wmma/lab/tune_06 --sizes 4096,8192 --csv $log/tune06.csv" ;;
+    precision06) step precision06 90 "make -C 06_tensor_core_wmma lab >/dev/null && ./06_tensor_core_wmma/lab/tune_06 --precision --sizes 1024,4096" ;;
     costs07)  step costs07 60 "./07_cublas_baseline/07_cublas_baseline --costs-only" ;;
     probe)    step probe 120 "./00_env_check/00_env_check --json $log/env.json; for c in 03_shared_tiling 04_register_unroll; do ./\$c/\$c --sizes 4096,1000x1013x4097 --csv $log/probe.csv; done" ;;
     bench)    step bench 420 "BENCH_OUT=results/h200 bash tools/bench.sh" ;;

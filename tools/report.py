@@ -121,7 +121,7 @@ TEXT = {
                      "Every rel. error here is measured against the reference computed from the inputs *as "
                      "rounded* to the variant's precision, so it shows the FP32 accumulation only; what the "
                      "rounding of the inputs adds on top (of the order of u) is printed by "
-                     "`./06_tensor_core_wmma/06_tensor_core_wmma --precision --sizes 1024,4096`.",
+                     "`make -C 06_tensor_core_wmma lab && ./06_tensor_core_wmma/lab/tune_06 --precision --sizes 1024,4096`.",
         "plot3": "Roofline with the measured ceilings; every variant at every shape it ran on, at its "
                  "minimum-traffic FLOP/byte; the best of each chapter at {shape} labelled.",
     },
@@ -192,7 +192,7 @@ TEXT = {
                      "（最大 65504，最小正规数约 6.1e-5），TF32 保留了 FP32 的范围。这里的每个相对误差都是相对于"
                      "由*舍入到该变体精度之后*的输入算出的参考结果测得的，所以只反映 FP32 累加的误差；输入舍入本身"
                      "额外带来的误差（与 u 同一量级）由 "
-                     "`./06_tensor_core_wmma/06_tensor_core_wmma --precision --sizes 1024,4096` 打印。",
+                     "`make -C 06_tensor_core_wmma lab && ./06_tensor_core_wmma/lab/tune_06 --precision --sizes 1024,4096` 打印。",
         "plot3": "带实测上限的屋顶线：每个变体在其运行过的每个形状上，按最小访存量的 FLOP/字节放置；"
                  "各章在 {shape} 上的最佳变体带标注。",
     },
