@@ -60,8 +60,8 @@ sanitize:
 
 # The exploration sweeps of a chapter's lab (its `tune` target), where the chapter has one.
 $(addprefix tune-,$(NUMBERS)): tune-%:
-	@grep -qs '^tune:' $(call chapter_of,$*)/Makefile $(call chapter_of,$*)/lab/*.mk || \
-	  { echo "$(call chapter_of,$*) has no tuning sweep (no tune target in its Makefile)" >&2; exit 2; }
+	@test -e $(call chapter_of,$*)/lab/tune_$*.cu || \
+	  { echo "$(call chapter_of,$*) has no tuning sweep (no lab/tune_$*.cu)" >&2; exit 2; }
 	+@$(SUBMAKE) -C $(call chapter_of,$*) tune
 
 check-env: lib

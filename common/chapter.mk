@@ -36,12 +36,40 @@ $(PROGRAM): $(CHAPTER).cu $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib
 	$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) -o $@ $< $(WB_LIB) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
 
 # The tests also run the program itself (exit statuses), so it is built first.
+# A Catch2 test binary from its .cu (the chapter's tests, and its lab's).
+define build_test
+$(if $(CATCH2_VERSION),,$(error $(CATCH2_MISSING)))
+@$(MAKE) --no-print-directory -C $(WB_COMMON) $(WB_TEST_MAIN)
+$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) $(CATCH2_CFLAGS) -o $@ $< $(WB_TEST_MAIN) $(WB_LIB) $(CATCH2_LIBS) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
+endef
+
 $(TEST_PROGRAM): $(TEST_PROGRAM).cu $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib $(PROGRAM)
-ifeq ($(CATCH2_VERSION),)
-	$(error $(CATCH2_MISSING))
+	$(build_test)
+
+# ---- the lab (optional): what exists to explore rather than to teach -------------------------------
+# lab/tune_NN.cu: a program that sweeps every tuning configuration (`make tune`, TUNE_ARGS=...);
+# lab/test_NN_lab.cu: the tests of what lives in lab/. Neither is part of `make all`; the top-level
+# `make test` builds and runs the lab's tests.
+LAB_TUNE := $(if $(wildcard lab/tune_$(NN).cu),lab/tune_$(NN))
+LAB_TEST := $(if $(wildcard lab/test_$(NN)_lab.cu),lab/test_$(NN)_lab)
+LAB_HEADERS := $(wildcard lab/*.cuh lab/*.h)
+.PHONY: lab tune
+ifneq ($(LAB_TUNE)$(LAB_TEST),)
+lab: $(LAB_TUNE) $(LAB_TEST)
 endif
-	@$(MAKE) --no-print-directory -C $(WB_COMMON) $(WB_TEST_MAIN)
-	$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) $(CATCH2_CFLAGS) -o $@ $< $(WB_TEST_MAIN) $(WB_LIB) $(CATCH2_LIBS) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
+ifneq ($(LAB_TUNE),)
+$(LAB_TUNE): $(LAB_TUNE).cu $(LAB_HEADERS) $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib
+	$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) -o $@ $< $(WB_LIB) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
+tune: $(LAB_TUNE)
+	./$(LAB_TUNE) $(TUNE_ARGS)
+else
+tune:
+	@echo "$(CHAPTER) has no tuning sweep (no lab/tune_$(NN).cu)" >&2; exit 2
+endif
+ifneq ($(LAB_TEST),)
+$(LAB_TEST): $(LAB_TEST).cu $(LAB_HEADERS) $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib
+	$(build_test)
+endif
 
 run: $(PROGRAM)
 	./$(PROGRAM) $(RUN_ARGS)
@@ -99,7 +127,7 @@ tune-%:
 	+@$(TO_TOP) $@
 
 clean:
-	rm -f $(PROGRAM) $(TEST_PROGRAM) *.o
+	rm -f $(PROGRAM) $(TEST_PROGRAM) $(LAB_TUNE) $(LAB_TEST) *.o
 
 help:
 	@echo "$(CHAPTER): make | make $(NN) | make run [RUN_ARGS=...] | make test$(if $(filter 1,$(CPU_ONLY)),, | make profile | make sanitize) | make clean"

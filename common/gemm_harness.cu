@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -436,6 +437,22 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
     cudaStreamDestroy(stream);
     if (failed) std::printf("\nverification FAILED for at least one variant (exit status 1)\n");
     return failed ? kExitVerifyFailed : kExitOk;
+}
+
+int run_and_print_fastest(const Chapter& ch, const Options& opt, const char* next_step) {
+    std::vector<ResultRow> rows;
+    const int status = run_chapter(ch, opt, &rows);
+    std::map<std::string, const ResultRow*> fastest;  // "dtype shape" -> fastest verified variant
+    for (const ResultRow& r : rows) {
+        if (r.variant.rfind("cublas", 0) == 0 || r.ms_median <= 0 || r.status == "FAIL") continue;
+        const ResultRow*& f = fastest[r.dtype + " " + to_string(r.shape)];
+        if (!f || r.ms_median < f->ms_median) f = &r;
+    }
+    std::printf("\nfastest configuration per precision and shape (%s):\n", next_step);
+    for (const auto& [key, r] : fastest)
+        std::printf("  %-22s %-28s %10.1f GFLOP/s  %5.1f%% of cuBLAS\n", key.c_str(), r->variant.c_str(), r->gflops,
+                    r->pct_baseline);
+    return status;
 }
 
 }  // namespace wb

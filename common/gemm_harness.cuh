@@ -169,6 +169,11 @@ inline int chapter_main(const Chapter& ch, int argc, char** argv) {
     return run_chapter(ch, parse_or_exit(ch, argc, argv));
 }
 
+// For the labs' tuning sweeps: runs every variant of `ch` on the selected shapes (as run_chapter),
+// then prints the fastest verified variant per precision and shape, under a line naming what to do
+// with the result (`next_step`). Returns run_chapter's exit status.
+int run_and_print_fastest(const Chapter& ch, const Options& opt, const char* next_step);
+
 // Prints the resource table of the variants that carry a KernelInfo: registers per thread, shared
 // memory per block, "local B" = local memory per thread (register spills, or arrays the compiler
 // could not keep in registers), blocks and warps per SM, and the occupancy that gives.

@@ -20,19 +20,7 @@ bool has_flag(int argc, char** argv, const char* flag) {
 
 // ---- the sweep: every configuration, the fastest per precision and shape ----------------------
 int tune(const wb::Chapter& ch, const wb::Options& opt) {
-    std::vector<wb::ResultRow> rows;
-    const int status = wb::run_chapter(ch, opt, &rows);
-    std::map<std::string, const wb::ResultRow*> best;  // "dtype shape" -> fastest verified configuration
-    for (const wb::ResultRow& r : rows) {
-        if (r.variant.rfind("cublas", 0) == 0 || r.ms_median <= 0 || r.status == "FAIL") continue;
-        const wb::ResultRow*& b = best[r.dtype + " " + wb::to_string(r.shape)];
-        if (!b || r.ms_median < b->ms_median) b = &r;
-    }
-    std::printf("\nfastest configuration per shape (lab/best_06.py turns a sweep saved with --csv into the rates of best):\n");
-    for (const auto& [key, r] : best)
-        std::printf("  %-22s %-24s %10.1f GFLOP/s  %5.1f%% of cuBLAS\n", key.c_str(), r->variant.c_str(),
-                    r->gflops, r->pct_baseline);
-    return status;
+    return wb::run_and_print_fastest(ch, opt, "lab/best_06.py turns a sweep saved with --csv into the rates of best");
 }
 
 // ---- --precision: what FP16 and TF32 inputs cost in accuracy -----------------------------------
