@@ -413,7 +413,8 @@ def cmd_make(kit, repo=ROOT):
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         if p in INSTRUCTOR_ONLY:
             with open(dst, "wb") as f:
-                f.write(GUIDE_STUBS.get(p, "This file is for instructors and is not part of the kit.\n").encode("utf-8"))
+                stub = GUIDE_STUBS.get(p, "This file is for instructors and is not part of the kit.\n")
+                f.write(stub.encode("utf-8"))
         elif p in found:
             with open(src, "rb") as f:
                 text = f.read().decode("utf-8")

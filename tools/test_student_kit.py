@@ -318,7 +318,8 @@ class Kit(unittest.TestCase):
                 text = read_bytes(os.path.join(here, n)).decode("utf-8", "replace")
                 for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN INSTRUCTOR ONLY", "END INSTRUCTOR ONLY"):
                     self.assertNotIn(marker, text, rel)
-        for chapter, planted in (("02_naive_kernel", "sgemm_naive_off_by_one"), ("03_shared_tiling", "sgemm_tiled_with_bug"),
+        for chapter, planted in (("02_naive_kernel", "sgemm_naive_off_by_one"),
+                                 ("03_shared_tiling", "sgemm_tiled_with_bug"),
                                  ("04_register_unroll", "sgemm_2d_with_bug")):
             test = read_bytes(os.path.join(self.kit, chapter, f"test_{chapter}.cu")).decode("utf-8")
             self.assertNotIn(planted, test)
