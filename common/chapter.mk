@@ -39,7 +39,7 @@ $(PROGRAM): $(CHAPTER).cu $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib
 # A Catch2 test binary from its .cu (the chapter's tests, and its lab's).
 define build_test
 $(if $(CATCH2_VERSION),,$(error $(CATCH2_MISSING)))
-@$(MAKE) --no-print-directory -C $(WB_COMMON) $(WB_TEST_MAIN)
++@$(MAKE) --no-print-directory -C $(WB_COMMON) $(WB_TEST_MAIN)
 $(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) $(CATCH2_CFLAGS) -o $@ $< $(WB_TEST_MAIN) $(WB_LIB) $(CATCH2_LIBS) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
 endef
 
