@@ -30,19 +30,19 @@ $(addprefix run-,$(NUMBERS)): run-%: lib
 	+@$(SUBMAKE) -C $(call chapter_of,$*) run
 
 # A chapter's lab/ (tuning programs and their tests) is not part of `make all`, but its tests are
-# part of `make test`. The chapters' test builds are independent: `make -j test` builds them side by side.
+# part of `make test` (only the tests are built for it; `make tune-NN` builds the sweep program). The chapters' test builds are independent: `make -j test` builds them side by side.
 LAB_TESTS := $(patsubst %.cu,%,$(wildcard [0-9][0-9]_*/lab/test_*.cu))
 has_lab = $(filter $(1)/%,$(LAB_TESTS))
 test-build: $(addprefix test-build-,$(CHAPTERS))
 $(addprefix test-build-,$(CHAPTERS)): test-build-%: lib
-	+@$(SUBMAKE) -C $* test_$* $(if $(call has_lab,$*),lab)
+	+@$(SUBMAKE) -C $* test_$* $(patsubst $*/%,%,$(call has_lab,$*))
 
 # Every test binary runs, even after a failure; the last line adds them all up.
 test: test-build
 	@bash tools/run_tests.sh common/build/test_common common/build/test_gemm_tiles $(foreach c,$(CHAPTERS),$(c)/test_$(c)) $(LAB_TESTS) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py tools/test_make_hints.py tools/test_best_sweep.py
 
 $(addprefix test-,$(NUMBERS)): test-%: lib
-	+@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*) $(if $(call has_lab,$(call chapter_of,$*)),lab)
+	+@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*) $(patsubst $(call chapter_of,$*)/%,%,$(call has_lab,$(call chapter_of,$*)))
 	@bash tools/run_tests.sh $(call chapter_of,$*)/test_$(call chapter_of,$*) $(call has_lab,$(call chapter_of,$*))
 
 # No `lib` prerequisite: the chapter first checks that the tool exists, then builds what it needs.
