@@ -24,6 +24,15 @@ std::vector<__half> to_half(const std::vector<float>& v) {
     return h;
 }
 
+std::vector<__nv_bfloat16> to_bf16(const std::vector<float>& v) {
+    std::vector<__nv_bfloat16> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+        __nv_bfloat16_raw raw;
+        raw.x = bf16_bits(v[i]);  // round to nearest even, the same rounding as the reference
+        h[i] = __nv_bfloat16(raw);
+    }
+    return h;
+}
 
 // ---- cuBLAS ----------------------------------------------------------------------------------
 
@@ -64,6 +73,15 @@ void cublas_hgemm(int M, int N, int K, float alpha, const __half* A, const __hal
                                  CUBLAS_GEMM_DEFAULT));
 }
 
+void cublas_bgemm(int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B,
+                  float beta, float* C, cudaStream_t stream) {
+    cublasHandle_t h = cublas_handle();
+    WB_CUBLAS_CHECK(cublasSetStream(h, stream));
+    WB_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_16BF, N, A,
+                                 CUDA_R_16BF, K, &beta, C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F,
+                                 CUBLAS_GEMM_DEFAULT));
+}
+
 // ---- GemmProblem -----------------------------------------------------------------------------
 
 namespace {
@@ -78,6 +96,7 @@ struct GemmProblem::Impl {
     std::vector<float> A, B, C0;  // FP32 inputs as generated
     DeviceBuffer<float> dA, dB, dC, dC0;
     DeviceBuffer<__half> dA16, dB16;  // made on first use by an FP16 variant
+    DeviceBuffer<__nv_bfloat16> dAbf, dBbf;  // made on first use by a BF16 variant
 
     // The reference for one input precision, computed on first use.
     struct Reference {
@@ -86,7 +105,7 @@ struct GemmProblem::Impl {
         std::vector<double> value, scale;  // full reference (small problems)
         std::vector<RefEntry> sample;      // sampled reference (large problems)
         std::vector<float> library;        // cuBLAS result (large problems)
-    } refs[3];
+    } refs[kPrecisionCount];
 
     GemmView view(Precision p) {
         Reference& r = refs[index_of(p)];
@@ -115,6 +134,13 @@ struct GemmProblem::Impl {
         dA16.upload(to_half(A));
         dB16.upload(to_half(B));
     }
+    void ensure_bf16() {
+        if (dAbf.get()) return;
+        dAbf = DeviceBuffer<__nv_bfloat16>(A.size());
+        dBbf = DeviceBuffer<__nv_bfloat16>(B.size());
+        dAbf.upload(to_bf16(A));
+        dBbf.upload(to_bf16(B));
+    }
 
     template <class Launch>
     std::vector<float> run_once(Launch&& launch, cudaStream_t stream) {
@@ -142,6 +168,9 @@ struct GemmProblem::Impl {
             if (p == Precision::fp16) {
                 ensure_fp16();
                 r.library = run_once([&](cudaStream_t st) { cublas_hgemm(s.m, s.n, s.k, alpha, dA16.get(), dB16.get(), beta, dC.get(), st); }, stream);
+            } else if (p == Precision::bf16) {
+                ensure_bf16();
+                r.library = run_once([&](cudaStream_t st) { cublas_bgemm(s.m, s.n, s.k, alpha, dAbf.get(), dBbf.get(), beta, dC.get(), st); }, stream);
             } else {
                 SgemmFn lib = p == Precision::tf32 ? cublas_tf32 : cublas_sgemm;
                 r.library = run_once([&](cudaStream_t st) { lib(s.m, s.n, s.k, alpha, dA.get(), dB.get(), beta, dC.get(), st); }, stream);
@@ -189,11 +218,11 @@ GemmProblem::GemmProblem(Shape shape, float alpha, float beta, uint64_t seed)
 
 GemmProblem::~GemmProblem() = default;
 
-size_t GemmProblem::device_bytes(Shape s, float beta, bool fp16) {
+size_t GemmProblem::device_bytes(Shape s, float beta, int copies16) {
     const size_t a = size_t(s.m) * s.k, b = size_t(s.k) * s.n, c = size_t(s.m) * s.n;
     size_t bytes = (a + b + c) * sizeof(float);
     if (beta != 0.0f) bytes += c * sizeof(float);
-    if (fp16) bytes += (a + b) * sizeof(__half);
+    bytes += size_t(copies16) * (a + b) * sizeof(__half);
     return bytes + (64u << 20);  // cuBLAS workspace and context slack
 }
 
@@ -212,8 +241,16 @@ CheckResult GemmProblem::verify(HgemmFn run, cudaStream_t stream) {
     return d.check(Precision::fp16, C, stream);
 }
 
+CheckResult GemmProblem::verify(BgemmFn run, cudaStream_t stream) {
+    Impl& d = *impl_;
+    d.ensure_bf16();
+    const std::vector<float> C = d.run_once([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get(), st); }, stream);
+    return d.check(Precision::bf16, C, stream);
+}
+
 CheckResult GemmProblem::verify(const SgemmVariant& v, cudaStream_t stream) { return verify(v.run, v.precision, stream); }
 CheckResult GemmProblem::verify(const HgemmVariant& v, cudaStream_t stream) { return verify(v.run, stream); }
+CheckResult GemmProblem::verify(const BgemmVariant& v, cudaStream_t stream) { return verify(v.run, stream); }
 
 Timing GemmProblem::time(SgemmFn run, int warmup, int reps, cudaStream_t stream) {
     Impl& d = *impl_;
@@ -224,6 +261,12 @@ Timing GemmProblem::time(HgemmFn run, int warmup, int reps, cudaStream_t stream)
     Impl& d = *impl_;
     d.ensure_fp16();
     return time_launches([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA16.get(), d.dB16.get(), d.beta, d.dC.get(), st); }, warmup, reps, stream);
+}
+
+Timing GemmProblem::time(BgemmFn run, int warmup, int reps, cudaStream_t stream) {
+    Impl& d = *impl_;
+    d.ensure_bf16();
+    return time_launches([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get(), st); }, warmup, reps, stream);
 }
 
 // ---- the chapter program -----------------------------------------------------------------------
@@ -271,6 +314,7 @@ Options parse_or_exit(const Chapter& ch, int argc, char** argv) {
         std::printf("variants:\n");
         for (const SgemmVariant& v : ch.sgemm) std::printf("  %-24s %s: %s\n", v.name, to_string(v.precision), v.what);
         for (const HgemmVariant& v : ch.hgemm) std::printf("  %-24s fp16: %s\n", v.name, v.what);
+        for (const BgemmVariant& v : ch.bgemm) std::printf("  %-24s bf16: %s\n", v.name, v.what);
         std::exit(kExitOk);
     }
     if (opt.shapes.empty()) opt.shapes = ch.default_shapes;
@@ -279,10 +323,12 @@ Options parse_or_exit(const Chapter& ch, int argc, char** argv) {
             bool known = false;
             for (const SgemmVariant& v : ch.sgemm) known = known || name == v.name;
             for (const HgemmVariant& v : ch.hgemm) known = known || name == v.name;
+            for (const BgemmVariant& v : ch.bgemm) known = known || name == v.name;
             if (!known) {
                 std::string names;
                 for (const SgemmVariant& v : ch.sgemm) names += std::string(names.empty() ? "" : ", ") + v.name;
                 for (const HgemmVariant& v : ch.hgemm) names += std::string(names.empty() ? "" : ", ") + v.name;
+                for (const BgemmVariant& v : ch.bgemm) names += std::string(names.empty() ? "" : ", ") + v.name;
                 std::fprintf(stderr, "%s: error: unknown variant '%s' (this chapter has: %s)\n",
                              ch.name.c_str(), name.c_str(), names.c_str());
                 std::exit(kExitBadInput);
@@ -314,6 +360,7 @@ void print_kernel_resources(const Chapter& ch, const DeviceFacts& dev) {
     };
     for (const SgemmVariant& v : ch.sgemm) print(v.name, v.info, v.min_cc);
     for (const HgemmVariant& v : ch.hgemm) print(v.name, v.info, v.min_cc);
+    for (const BgemmVariant& v : ch.bgemm) print(v.name, v.info, v.min_cc);
     if (any) std::printf("\n");
 }
 
@@ -324,16 +371,19 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
     std::vector<const SgemmVariant*> sv;
     std::vector<const HgemmVariant*> hv;
     for (const SgemmVariant& v : ch.sgemm) if (selected(opt, v.name)) sv.push_back(&v);
+    std::vector<const BgemmVariant*> bv;
     for (const HgemmVariant& v : ch.hgemm) if (selected(opt, v.name)) hv.push_back(&v);
+    for (const BgemmVariant& v : ch.bgemm) if (selected(opt, v.name)) bv.push_back(&v);
     std::set<Precision> precisions;
     for (auto* v : sv) precisions.insert(v->precision);
     if (!hv.empty()) precisions.insert(Precision::fp16);
+    if (!bv.empty()) precisions.insert(Precision::bf16);
 
     // Every shape must fit before anything is allocated.
     size_t free_bytes = 0, total_bytes = 0;
     WB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     for (const Shape& s : opt.shapes) {
-        const size_t need = GemmProblem::device_bytes(s, opt.beta, !hv.empty());
+        const size_t need = GemmProblem::device_bytes(s, opt.beta, int(!hv.empty()) + int(!bv.empty()));
         if (need > free_bytes) {
             std::fprintf(stderr, "%s: error: shape %s needs %s of device memory, but only %s of %s is free\n",
                          ch.name.c_str(), to_string(s).c_str(), gib(need).c_str(), gib(free_bytes).c_str(),
@@ -352,7 +402,8 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
 
     auto peak_for = [&](Precision p) {
         return p == Precision::fp32 ? dev.peak_fp32_gflops
-             : p == Precision::tf32 ? dev.peak_tf32_tc_gflops : dev.peak_fp16_tc_gflops;
+             : p == Precision::tf32 ? dev.peak_tf32_tc_gflops
+                                    : dev.peak_fp16_tc_gflops;  // BF16 runs at the FP16 rate
     };
 
     ResultTable table("cuBLAS");
@@ -363,7 +414,7 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
 
     for (const Shape& s : opt.shapes) {
         GemmProblem prob(s, opt.alpha, opt.beta, opt.seed);
-        double baseline[3] = {-1, -1, -1};
+        double baseline[kPrecisionCount] = {-1, -1, -1, -1};
 
         auto emit = [&](ResultRow r, Precision p, const Timing* t, const CheckResult* c) {
             r.dtype = to_string(p);
@@ -420,6 +471,9 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
             if (p == Precision::fp16) {
                 measure("cublas_hgemm", p, 0, [&] { return prob.verify(cublas_hgemm, stream); },
                         [&] { return prob.time(cublas_hgemm, opt.warmup, opt.reps, stream); }, true);
+            } else if (p == Precision::bf16) {
+                measure("cublas_bgemm", p, 80, [&] { return prob.verify(cublas_bgemm, stream); },
+                        [&] { return prob.time(cublas_bgemm, opt.warmup, opt.reps, stream); }, true);
             } else {
                 SgemmFn lib = p == Precision::tf32 ? cublas_tf32 : cublas_sgemm;
                 measure(p == Precision::tf32 ? "cublas_tf32" : "cublas_sgemm", p, p == Precision::tf32 ? 80 : 0,
@@ -432,6 +486,9 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
                     [&] { return prob.time(v->run, opt.warmup, opt.reps, stream); }, false);
         for (const HgemmVariant* v : hv)
             measure(v->name, Precision::fp16, v->min_cc, [&] { return prob.verify(*v, stream); },
+                    [&] { return prob.time(v->run, opt.warmup, opt.reps, stream); }, false);
+        for (const BgemmVariant* v : bv)
+            measure(v->name, Precision::bf16, v->min_cc, [&] { return prob.verify(*v, stream); },
                     [&] { return prob.time(v->run, opt.warmup, opt.reps, stream); }, false);
     }
     cudaStreamDestroy(stream);

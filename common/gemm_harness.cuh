@@ -18,6 +18,7 @@
 // one table and appends CSV rows. The same GemmProblem class is used by the Catch2 tests.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -35,8 +36,12 @@
 // The kernel interface of every chapter (docs/CONTRACT.md, "The GEMM contract").
 using SgemmFn = void (*)(int M, int N, int K, float alpha, const float* A, const float* B,
                          float beta, float* C, cudaStream_t stream);
-using HgemmFn = void (*)(int M, int N, int K, float alpha, const __half* A, const __half* B,
-                         float beta, float* C, cudaStream_t stream);  // FP16 in, FP32 accumulate
+// The 16-bit input types share one signature: T in, FP32 accumulate, FP32 C.
+template <class T>
+using Gemm16Fn = void (*)(int M, int N, int K, float alpha, const T* A, const T* B, float beta,
+                          float* C, cudaStream_t stream);
+using HgemmFn = Gemm16Fn<__half>;         // FP16 in, FP32 accumulate
+using BgemmFn = Gemm16Fn<__nv_bfloat16>;  // BF16 in, FP32 accumulate
 
 namespace wb {
 
@@ -57,13 +62,17 @@ struct SgemmVariant {
     int min_cc = 0;  // e.g. 80: needs compute capability 8.0; skipped (and said so) below
 };
 
-struct HgemmVariant {
+// A variant on 16-bit inputs (FP16 or BF16); its precision is the input type's.
+template <class T>
+struct Gemm16Variant {
     const char* name;
-    HgemmFn run;
+    Gemm16Fn<T> run;
     const char* what;
     KernelInfo info = {};
     int min_cc = 0;
 };
+using HgemmVariant = Gemm16Variant<__half>;
+using BgemmVariant = Gemm16Variant<__nv_bfloat16>;
 
 // A variant table as a vector: wb::table(kSgemmVariants).
 template <class T, size_t N>
@@ -75,6 +84,7 @@ struct Chapter {
     std::string name;  // "03_shared_tiling"
     std::vector<SgemmVariant> sgemm = {};
     std::vector<HgemmVariant> hgemm = {};
+    std::vector<BgemmVariant> bgemm = {};
     std::vector<Shape> default_shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}};
     std::vector<ExtraOption> extras = {};
 };
@@ -89,9 +99,12 @@ void cublas_tf32(int M, int N, int K, float alpha, const float* A, const float* 
                  float* C, cudaStream_t stream);   // TF32 tensor cores, FP32 in and out
 void cublas_hgemm(int M, int N, int K, float alpha, const __half* A, const __half* B, float beta,
                   float* C, cudaStream_t stream);  // FP16 in, FP32 accumulate and out
+void cublas_bgemm(int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B,
+                  float beta, float* C, cudaStream_t stream);  // BF16 in, FP32 accumulate and out
 
-// FP32 values rounded to FP16 (to nearest even), as the FP16 variants receive them.
+// FP32 values rounded to FP16 / BF16 (to nearest even), as the 16-bit variants receive them.
 std::vector<__half> to_half(const std::vector<float>& v);
+std::vector<__nv_bfloat16> to_bf16(const std::vector<float>& v);
 
 // ---- device memory ---------------------------------------------------------------------------
 template <class T>
@@ -140,8 +153,9 @@ public:
     GemmProblem& operator=(const GemmProblem&) = delete;
 
     const Shape& shape() const { return shape_; }
-    // Device bytes this problem needs (with FP16 copies of A and B when `fp16`).
-    static size_t device_bytes(Shape s, float beta, bool fp16);
+    // Device bytes this problem needs, with `copies16` 16-bit copies of A and B (one per 16-bit
+    // input type the selected variants use: FP16, BF16).
+    static size_t device_bytes(Shape s, float beta, int copies16);
     // True when the reference is computed in full on the CPU (else: sample + cuBLAS).
     static bool full_reference(Shape s);
 
@@ -150,8 +164,11 @@ public:
     // Verifies a launcher that is not in a table (used by tests, e.g. a planted bug).
     CheckResult verify(SgemmFn run, Precision p, cudaStream_t stream = 0);
     CheckResult verify(HgemmFn run, cudaStream_t stream = 0);
+    CheckResult verify(const BgemmVariant& v, cudaStream_t stream = 0);
+    CheckResult verify(BgemmFn run, cudaStream_t stream = 0);
     Timing time(SgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
     Timing time(HgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
+    Timing time(BgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
 
 private:
     struct Impl;

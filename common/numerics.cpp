@@ -14,6 +14,7 @@ const char* to_string(Precision p) {
     switch (p) {
         case Precision::tf32: return "tf32";
         case Precision::fp16: return "fp16";
+        case Precision::bf16: return "bf16";
         default: return "fp32";
     }
 }
@@ -109,9 +110,25 @@ uint16_t fp16_bits(float x) {
     return static_cast<uint16_t>(sign | (exponent << 10) | mantissa);
 }
 
+float round_to_bf16(float x) {
+    if (std::isnan(x)) return x;
+    // Keep the upper 16 bits, rounding to nearest even on the 16 dropped ones: add 0x7FFF plus the
+    // lowest kept bit, so an exact tie rounds up only when that makes the kept part even. A carry
+    // into the exponent is the right answer (and reaches Inf past the largest BF16).
+    uint32_t u = float_to_bits(x);
+    u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+    return bits_to_float(u);
+}
+
+uint16_t bf16_bits(float x) { return static_cast<uint16_t>(float_to_bits(round_to_bf16(x)) >> 16); }
+
 void round_to(Precision p, std::vector<float>& v) {
-    if (p == Precision::fp32) return;
-    for (float& x : v) x = (p == Precision::tf32) ? round_to_tf32(x) : round_to_fp16(x);
+    switch (p) {
+        case Precision::fp32: return;
+        case Precision::tf32: for (float& x : v) x = round_to_tf32(x); return;
+        case Precision::fp16: for (float& x : v) x = round_to_fp16(x); return;
+        case Precision::bf16: for (float& x : v) x = round_to_bf16(x); return;
+    }
 }
 
 // ---- reference ---------------------------------------------------------------------------------

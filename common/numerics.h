@@ -22,9 +22,10 @@
 
 namespace wb {
 
-// The arithmetic a variant uses. FP16 means FP16 inputs with FP32 accumulation.
-enum class Precision { fp32, tf32, fp16 };
-const char* to_string(Precision p);  // "fp32", "tf32", "fp16"
+// The arithmetic a variant uses. FP16 and BF16 mean 16-bit inputs with FP32 accumulation.
+enum class Precision { fp32, tf32, fp16, bf16 };
+constexpr int kPrecisionCount = 4;
+const char* to_string(Precision p);  // "fp32", "tf32", "fp16", "bf16"
 
 // ---- inputs ----------------------------------------------------------------------------------
 
@@ -39,6 +40,9 @@ void fill_random(float* data, size_t count, uint64_t seed, uint64_t stream);
 float round_to_tf32(float x);
 float round_to_fp16(float x);
 uint16_t fp16_bits(float x);  // the IEEE binary16 bit pattern of round_to_fp16(x)
+// BF16 keeps FP32's exponent and 8 significant bits: round to nearest even; NaN stays NaN.
+float round_to_bf16(float x);
+uint16_t bf16_bits(float x);  // the upper 16 bits of round_to_bf16(x)
 // Rounds every element in place (fp32: no change).
 void round_to(Precision p, std::vector<float>& v);
 

@@ -88,8 +88,9 @@ inline void check_variants(const std::vector<SgemmVariant>& variants,
                            const std::vector<GemmCase>& cases = standard_cases(), uint64_t seed = 7) {
     check_each(variants, cases, seed);
 }
-inline void check_variants(const std::vector<HgemmVariant>& variants,
-                           const std::vector<GemmCase>& cases = standard_cases(), uint64_t seed = 7) {
+template <class T>
+void check_variants(const std::vector<Gemm16Variant<T>>& variants,
+                    const std::vector<GemmCase>& cases = standard_cases(), uint64_t seed = 7) {
     check_each(variants, cases, seed);
 }
 

@@ -185,7 +185,7 @@ TEST_CASE("random inputs are seeded, in [-1, 1) and not constant", "[numerics]")
     CHECK(std::fabs(sum2 / a.size() - 1.0 / 3.0) < 0.02);  // variance of U(-1,1) is 1/3
 }
 
-TEST_CASE("FP16 and TF32 rounding match IEEE and the device", "[numerics]") {
+TEST_CASE("FP16, BF16 and TF32 rounding match IEEE and the device", "[numerics]") {
     CHECK(round_to_fp16(1.0f) == 1.0f);
     CHECK(round_to_fp16(65504.0f) == 65504.0f);
     CHECK(std::isinf(round_to_fp16(65520.0f)));
@@ -201,6 +201,19 @@ TEST_CASE("FP16 and TF32 rounding match IEEE and the device", "[numerics]") {
     CHECK(fp16_bits(std::ldexp(1.0f, -24)) == 0x0001);
     CHECK(fp16_bits(1e6f) == 0x7C00);
     CHECK(fp16_bits(0.333251953125f) == 0x3555);
+
+    CHECK(round_to_bf16(1.0f) == 1.0f);
+    CHECK(round_to_bf16(1.0f + std::ldexp(1.0f, -8)) == 1.0f);                     // tie -> even (down)
+    CHECK(round_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)) == 1.0f + std::ldexp(1.0f, -6));  // tie -> even (up)
+    CHECK(round_to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)) == 1.0f + std::ldexp(1.0f, -7));
+    CHECK(round_to_bf16(-0.1f) == -0.10009765625f);
+    CHECK(round_to_bf16(1e30f) > 0.99e30f);  // FP32's exponent range: no overflow at 1e30
+    CHECK(std::isinf(round_to_bf16(3.4028235e38f)));  // past the largest BF16
+    CHECK(std::isnan(round_to_bf16(NAN)));
+    CHECK(bf16_bits(1.0f) == 0x3F80);
+    CHECK(bf16_bits(-2.0f) == 0xC000);
+    CHECK(bf16_bits(std::ldexp(1.0f, -133)) == 0x0001);  // BF16 subnormals are FP32's
+    CHECK(bf16_bits(0.333251953125f) == 0x3EAB);  // 0x3EAAA000: above the tie, rounds up
 
     CHECK(round_to_tf32(1.0f) == 1.0f);
     CHECK(round_to_tf32(1.0f + std::ldexp(1.0f, -11)) == 1.0f + std::ldexp(1.0f, -10));  // tie -> away
@@ -243,7 +256,7 @@ TEST_CASE("the reference is right on hand-checked products", "[reference]") {
 
 // ---- checker -------------------------------------------------------------------------------------
 
-TEST_CASE("correct FP32, TF32 and FP16 results pass at K = 1, 17, 4096", "[checker]") {
+TEST_CASE("correct FP32, TF32, FP16 and BF16 results pass at K = 1, 17, 4096", "[checker]") {
     for (int K : {1, 17, 4096}) {
         HostProblem p({9, 13, K}, 11);
         INFO("K = " << K);
@@ -285,6 +298,14 @@ TEST_CASE("correct FP32, TF32 and FP16 results pass at K = 1, 17, 4096", "[check
         h.A = A.data();
         h.B = B.data();
         CHECK(check(h, float_gemm(h), Precision::fp16).pass);
+        // BF16 inputs, FP32 accumulation.
+        std::vector<float> Ab = p.A, Bb = p.B;
+        round_to(Precision::bf16, Ab);
+        round_to(Precision::bf16, Bb);
+        GemmView b = g;
+        b.A = Ab.data();
+        b.B = Bb.data();
+        CHECK(check(b, float_gemm(b), Precision::bf16).pass);
     }
 }
 
@@ -484,8 +505,10 @@ TEST_CASE("cuBLAS passes the checker on every standard case", "[gpu]") {
     const std::vector<SgemmVariant> fp32 = {{"cublas_sgemm", cublas_sgemm, "cuBLAS FP32"},
                                             {"cublas_tf32", cublas_tf32, "cuBLAS TF32", Precision::tf32, {}, 80}};
     const std::vector<HgemmVariant> fp16 = {{"cublas_hgemm", cublas_hgemm, "cuBLAS FP16"}};
+    const std::vector<BgemmVariant> bf16 = {{"cublas_bgemm", cublas_bgemm, "cuBLAS BF16", {}, 80}};
     test::check_variants(fp32);
     test::check_variants(fp16);
+    test::check_variants(bf16);
 }
 
 TEST_CASE("the harness catches planted GPU bugs, small and large shapes", "[gpu]") {
