@@ -10,13 +10,28 @@ chapter_of = $(filter $(1)_%,$(CHAPTERS))
 SUBMAKE := $(MAKE) --no-print-directory
 
 .DEFAULT_GOAL := all
-.PHONY: all lib help test test-build $(addprefix test-build-,$(CHAPTERS)) bench report grade student-kit sanitize check-env clean $(NUMBERS) \
+.PHONY: all lib deps deps-all deps-missing help test test-build $(addprefix test-build-,$(CHAPTERS)) bench report grade student-kit sanitize check-env clean $(NUMBERS) \
         $(addprefix run-,$(NUMBERS)) $(addprefix test-,$(NUMBERS)) $(addprefix profile-,$(NUMBERS)) \
         $(addprefix sanitize-,$(NUMBERS)) $(addprefix tune-,$(NUMBERS)) $(addprefix build-,$(CHAPTERS))
 
 all: $(addprefix build-,$(CHAPTERS))
 
-lib:
+# `make` starts with one line per missing dependency and the command that installs it;
+# `make check-env` and `make deps` list every dependency, found or not (tools/check_deps.sh).
+# The script is handed what config.mk found, so both say the same; CUTLASS's variables come from
+# config.mk's CUTLASS block (or the command line) when they are there, else the script looks.
+DEPS_ENV = WB_NVCC='$(NVCC)' WB_CXX='$(CXX)' WB_CATCH2_VERSION='$(CATCH2_VERSION)' WB_CATCH2_DIR='$(CATCH2_DIR)' \
+  $(if $(filter-out undefined,$(origin CUTLASS_INC)),WB_CUTLASS_INC='$(CUTLASS_INC)') \
+  $(if $(filter-out undefined,$(origin CUTLASS)),WB_CUTLASS='$(CUTLASS)')
+deps-all:
+	@$(DEPS_ENV) bash tools/check_deps.sh --all
+deps: deps-all
+# Missing nvcc or g++ stops here, before a page of compiler errors; the optional ones never stop.
+deps-missing:
+	@$(DEPS_ENV) bash tools/check_deps.sh
+DEPS_FIRST := $(if $(filter check-env,$(MAKECMDGOALS)),deps-all,$(if $(filter all,$(or $(MAKECMDGOALS),all)),deps-missing))
+
+lib: $(DEPS_FIRST)
 	+@$(SUBMAKE) -C common all
 
 # The library is built once, before the chapters, so parallel chapter builds never race on it.
@@ -130,7 +145,9 @@ help:
 	@echo "                      make sanitize-NN one chapter. Without the tool both say which"
 	@echo "                      package installs it (or NCU=/SANITIZER= below) and exit 2"
 	@echo "  make tune-NN        a chapter's tuning sweep, where it has one (its lab)"
-	@echo "  make check-env      what your GPU and toolkit are, with measured ceilings (00_env_check)"
+	@echo "  make check-env      what is installed (one line per dependency, and how to install a missing"
+	@echo "                      one), then your GPU and toolkit with measured ceilings (00_env_check)"
+	@echo "  make deps           only the dependency lines (make prints the missing ones first)"
 	@echo "  make clean          remove everything built"
 	@echo ""
 	@echo "Settings (make VAR=value):"

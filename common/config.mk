@@ -6,7 +6,8 @@
 #               with no GPU: $(DEFAULT_ARCHS) plus PTX of the last one, so newer GPUs still run.
 #   CUDA_PATH   the CUDA toolkit (default /usr/local/cuda, else where nvcc is found)
 #   NVCC, CXX   compilers (default $(CUDA_PATH)/bin/nvcc and g++)
-#   CATCH2_INC  folder holding catch2/ headers (default: searched in /usr/include, /usr/local/include)
+#   CATCH2_INC  folder holding catch2/ headers (default: searched in /usr/include, /usr/local/include;
+#               when set, only there)
 #   CATCH2_LIB  folder holding libCatch2.a for Catch2 v3 (default: the linker's search path)
 #   NCU         Nsight Compute for make profile (default: ncu, on the PATH or in the toolkit)
 #   SANITIZER   compute-sanitizer for make sanitize (default: the same search)
@@ -52,7 +53,8 @@ WB_NVCCFLAGS = -std=c++17 $(OPT) -lineinfo $(GENCODE) -Xcompiler -Wall,-Wextra -
 WB_LDLIBS = $(LDFLAGS) -lcublas -lpthread
 
 # ---- Catch2 v2 or v3 -------------------------------------------------------------------------
-CATCH2_DIRS := $(CATCH2_INC) /usr/include /usr/local/include
+# CATCH2_INC, when given, is the only place looked in: a wrong one is reported, not passed over.
+CATCH2_DIRS := $(or $(CATCH2_INC),/usr/include /usr/local/include)
 CATCH2_V3_HEADER := $(firstword $(wildcard $(addsuffix /catch2/catch_test_macros.hpp,$(CATCH2_DIRS))))
 CATCH2_V2_HEADER := $(firstword $(wildcard $(addsuffix /catch2/catch.hpp,$(CATCH2_DIRS))))
 ifneq ($(CATCH2_V3_HEADER),)
@@ -68,10 +70,11 @@ else ifneq ($(CATCH2_V2_HEADER),)
 else
   CATCH2_VERSION :=
 endif
-define CATCH2_MISSING
-Catch2 was not found. Install it: 'sudo apt-get install catch2' (Debian/Ubuntu; v2 or v3 both work),
-or set CATCH2_INC=/path/to/include (and CATCH2_LIB=/path/to/lib for v3).
-endef
+# One line, the same as tools/check_deps.sh prints; the install command has `sudo ` only for a
+# user who is not root and has sudo.
+WB_SUDO = $(if $(filter 0,$(shell id -u)),,$(if $(shell command -v sudo 2>/dev/null),sudo ))
+CATCH2_MISSING = missing: Catch2 (make test; the programs build without it): $(WB_SUDO)apt-get install -y \
+  catch2, or set CATCH2_INC=/path/to/include$(if $(CATCH2_INC), (CATCH2_INC=$(CATCH2_INC) holds no catch2/))
 
 # ---- profiler and sanitizer ------------------------------------------------------------------
 # A name (the default) is looked up on the PATH, then where a CUDA toolkit installs it, so

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# check_deps.sh - one line per thing the workbook needs that is missing, with the command that
+# installs it. `make` runs it first (missing things only), `make check-env` and `make deps` with
+# --all (what was found too, and where).
+#
+#   tools/check_deps.sh          lines for missing things only (nothing when all is there)
+#   tools/check_deps.sh --all    a line for every dependency, found or not
+#
+# The top-level Makefile passes what it has already worked out, so both say the same thing:
+# WB_NVCC, WB_CXX, WB_CATCH2_VERSION and WB_CATCH2_DIR, and (from common/config.mk's CUTLASS block)
+# WB_CUTLASS_INC and WB_CUTLASS. Run by hand, the script looks for each thing itself.
+# Exit status: 2 when something without which nothing builds is missing (nvcc, g++), else 0:
+# Catch2 stops only the test builds, and OpenBLAS, matplotlib and CUTLASS are optional.
+set -u
+cd "$(dirname "$0")/.."
+all=0
+[ "${1:-}" = "--all" ] && all=1
+
+# The install commands are written for this user: `sudo` only when not root and sudo exists.
+if [ "$(id -u)" -eq 0 ] || ! command -v sudo >/dev/null 2>&1; then sudo=""; else sudo="sudo "; fi
+apt="${sudo}apt-get install -y"
+fatal=0
+found() { [ "$all" -eq 1 ] && echo "found: $1"; return 0; }
+missing() { echo "missing: $1"; }
+optional() { echo "missing (optional): $1"; }
+
+# ---- nvcc and g++: nothing builds without them ---------------------------------------------------
+nvcc=${WB_NVCC:-}
+if [ -z "$nvcc" ]; then
+  if [ -x /usr/local/cuda/bin/nvcc ]; then nvcc=/usr/local/cuda/bin/nvcc; else nvcc=$(command -v nvcc || true); fi
+fi
+if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
+  found "nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') ($nvcc)"
+else
+  missing "nvcc (the CUDA toolkit${nvcc:+, looked for $nvcc}): install the CUDA toolkit from NVIDIA (https://developer.nvidia.com/cuda-downloads), or set CUDA_PATH=/path/to/cuda"
+  fatal=1
+fi
+cxx=${WB_CXX:-g++}
+if command -v "$cxx" >/dev/null 2>&1; then
+  found "$cxx $("$cxx" -dumpfullversion 2>/dev/null) ($(command -v "$cxx"))"
+else
+  missing "$cxx (the host compiler): $apt g++ make"
+  fatal=1
+fi
+
+# ---- Catch2: the tests ---------------------------------------------------------------------------
+if [ -n "${WB_CATCH2_VERSION+set}" ]; then
+  catch2_version=$WB_CATCH2_VERSION catch2_dir=${WB_CATCH2_DIR:-}
+else
+  catch2_version="" catch2_dir=""
+  for d in ${CATCH2_INC:-/usr/include /usr/local/include}; do
+    if [ -e "$d/catch2/catch_test_macros.hpp" ]; then catch2_version=3 catch2_dir=$d; break; fi
+    if [ -e "$d/catch2/catch.hpp" ]; then catch2_version=2 catch2_dir=$d; break; fi
+  done
+fi
+if [ -n "$catch2_version" ]; then
+  found "Catch2 v$catch2_version ($catch2_dir)"
+else
+  missing "Catch2 (make test; the programs build without it): $apt catch2, or set CATCH2_INC=/path/to/include${CATCH2_INC:+ (CATCH2_INC=$CATCH2_INC holds no catch2/)}"
+fi
+
+# ---- OpenBLAS: chapter 01's baseline -------------------------------------------------------------
+# The same probe as chapter 01's Makefile: the header and the library, compiled and linked.
+probe=$(mktemp)
+if printf '#include <cblas.h>\nint main(void) { openblas_set_num_threads(1); return 0; }\n' |
+    "$cxx" -x c++ - -o "$probe" -lopenblas >/dev/null 2>&1; then
+  found "OpenBLAS (chapter 01's baseline)"
+else
+  optional "OpenBLAS (chapter 01's BLAS baseline; without it that column shows -): $apt libopenblas-dev"
+fi
+rm -f "$probe"
+
+# ---- python3 and matplotlib: make test's tool tests, make report ---------------------------------
+# `make report` runs the first python3 on the PATH; apt's python3-matplotlib serves only the
+# system one (/usr/bin/python3), so another python3 (pyenv, conda, a venv) gets pip's command.
+python=$(command -v python3 || true)
+if [ -z "$python" ]; then
+  missing "python3 (make test's tool tests, make report, make grade): $apt python3 python3-matplotlib"
+elif mpl=$("$python" -c 'import matplotlib; print(matplotlib.__version__)' 2>/dev/null); then
+  found "matplotlib $mpl for $python (make report's plots)"
+else
+  system=$("$python" -c 'import sys; print(int(sys.prefix == sys.base_prefix and sys.prefix in ("/usr", "/usr/local")))' 2>/dev/null)
+  if [ "$system" = 1 ] && [ "$(readlink -f "$python")" = "$(readlink -f /usr/bin/python3 2>/dev/null)" ]; then
+    optional "matplotlib for $python (make report's plots; the tables are made without it): $apt python3-matplotlib"
+  else
+    optional "matplotlib for $python (make report's plots; the tables are made without it): $python -m pip install matplotlib"
+  fi
+fi
+
+# ---- CUTLASS: chapter 07's CUTLASS rows ----------------------------------------------------------
+if [ "${WB_CUTLASS:-}" = 0 ] || [ "${CUTLASS:-}" = 0 ]; then
+  found "CUTLASS turned off (CUTLASS=0): chapter 07 builds without its CUTLASS rows"
+else
+  if [ -n "${WB_CUTLASS_INC+set}" ]; then
+    cutlass_inc=$WB_CUTLASS_INC
+  elif [ -n "${CUTLASS_INC:-}" ]; then
+    cutlass_inc=$CUTLASS_INC
+  else
+    # Where `python3 -m pip install nvidia-cutlass` puts the C++ headers (no import: the package's
+    # Python dependencies are not needed for the headers).
+    cutlass_inc=$([ -n "$python" ] && "$python" -c 'import importlib.util as u, os
+s = u.find_spec("cutlass_library")
+print(os.path.join(s.submodule_search_locations[0], "source", "include") if s else "")' 2>/dev/null)
+  fi
+  if [ -n "$cutlass_inc" ] && [ -e "$cutlass_inc/cutlass/cutlass.h" ]; then
+    found "CUTLASS ($cutlass_inc)"
+  else
+    optional "CUTLASS (chapter 07's CUTLASS rows; the chapter builds and tests without them): bash tools/setup.sh --cutlass, or set CUTLASS_INC=/path/to/cutlass/include"
+  fi
+fi
+
+[ "$fatal" -eq 0 ] || exit 2
+exit 0

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# setup.sh - installs what the workbook needs besides the NVIDIA driver and the CUDA toolkit, on
+# Debian 12, Ubuntu 22.04 or 24.04 (and their relatives), as root or as a user with sudo.
+#
+#   bash tools/setup.sh               g++, make, Catch2, OpenBLAS, python3 and matplotlib (apt-get)
+#   bash tools/setup.sh --cutlass     and CUTLASS's C++ headers for chapter 07 (optional; pip)
+#   bash tools/setup.sh --dry-run     print the commands, run none
+#
+# What it does, in order, printing each command before it runs it:
+#  1. apt-get update, then apt-get install -y of the packages that are not installed yet (nothing
+#     at all when every one is there, so a machine without network that has them passes);
+#     `sudo` in front only when you are not root.
+#  2. matplotlib for the python3 that `make report` runs (the first on the PATH): apt's package
+#     serves /usr/bin/python3 only, so another python3 (pyenv, conda, a venv) gets
+#     `python3 -m pip install matplotlib`. Optional: a failure here is reported, not fatal.
+#  3. with --cutlass: `python3 -m pip install --user --no-deps nvidia-cutlass==...` (in a venv:
+#     without --user). Only the C++ headers inside that package are used, hence --no-deps. On a
+#     python3 that apt manages (PEP 668: Debian 12, Ubuntu 24.04) pip refuses to install at all
+#     unless told --break-system-packages; with --user it writes to ~/.local only and, with
+#     --no-deps, installs nothing that apt's packages provide, so no system package changes.
+#  4. tools/check_deps.sh --all: what was found, and one line for anything still missing.
+# Exit status: 0 done (optional parts may have been skipped, with a line that says so); 1 apt-get
+# failed; 2 not Debian/Ubuntu, or not root and no sudo.
+set -u
+cd "$(dirname "$0")/.."
+dry_run=0 cutlass=0
+for arg in "$@"; do
+  case "$arg" in
+    --dry-run) dry_run=1 ;;
+    --cutlass) cutlass=1 ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup: unknown option '$arg' (options: --cutlass, --dry-run, --help)" >&2; exit 2 ;;
+  esac
+done
+# The CUTLASS release chapter 07 was built and measured with.
+CUTLASS_PIP=${CUTLASS_PIP:-nvidia-cutlass==4.2.0.0}
+# For the tests: another os-release file, and "root" or "user" instead of asking id -u.
+os_release=${WB_SETUP_OS_RELEASE:-/etc/os-release}
+as=${WB_SETUP_AS:-$([ "$(id -u)" -eq 0 ] && echo root || echo user)}
+
+say() { echo "setup: $*"; }
+run() {
+  say "running: $*"
+  [ "$dry_run" -eq 1 ] && return 0
+  "$@"
+}
+
+# ---- which system ---------------------------------------------------------------------------------
+# shellcheck disable=SC1090
+os_id=$( . "$os_release" 2>/dev/null; echo "${ID:-} ${ID_LIKE:-}")
+os_name=$( . "$os_release" 2>/dev/null; echo "${PRETTY_NAME:-unknown}")
+case " $os_id " in
+  *" debian "*|*" ubuntu "*) ;;
+  *) say "this script knows Debian and Ubuntu only (this is $os_name). Install by hand: g++, make," \
+         "Catch2 (v2 or v3), OpenBLAS (optional), python3 with matplotlib (optional)" >&2
+     exit 2 ;;
+esac
+if [ "$as" = root ]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=(sudo)
+else
+  say "not root and no sudo: run this as root (or install sudo), it calls apt-get" >&2
+  exit 2
+fi
+say "$os_name, as $as${sudo[*]:+ (with sudo)}"
+
+# ---- 1. apt packages ------------------------------------------------------------------------------
+# pip comes along only when CUTLASS is asked for and this python3 has none.
+packages=(g++ make catch2 libopenblas-dev python3 python3-matplotlib)
+if [ "$cutlass" -eq 1 ] && ! python3 -m pip --version >/dev/null 2>&1; then packages+=(python3-pip); fi
+needed=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || needed+=("$p")
+done
+if [ ${#needed[@]} -eq 0 ]; then
+  say "already installed: ${packages[*]}"
+else
+  if ! run "${sudo[@]}" apt-get update; then
+    say "apt-get update failed (no network?): installing from the package lists already here"
+  fi
+  run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${needed[@]}" ||
+    { say "apt-get install failed: see its message above" >&2; exit 1; }
+fi
+
+# ---- 2. matplotlib for make report's python3 -------------------------------------------------------
+python=$(command -v python3 || echo python3)
+if "$python" -c 'import matplotlib' >/dev/null 2>&1; then
+  say "matplotlib: $python has it"
+elif [ "$(readlink -f "$python")" = "$(readlink -f /usr/bin/python3 2>/dev/null)" ]; then
+  # The system python3: apt's python3-matplotlib (step 1) is the one to use, never pip.
+  if [ "$dry_run" -eq 1 ]; then say "matplotlib: for $python from apt's python3-matplotlib"
+  else say "matplotlib: still not importable by $python: make report will write the tables without plots"; fi
+else
+  run "$python" -m pip install matplotlib ||
+    say "matplotlib: pip failed for $python: make report will write the tables without plots"
+fi
+
+# ---- 3. CUTLASS (optional) -------------------------------------------------------------------------
+if [ "$cutlass" -eq 1 ]; then
+  where=$("$python" -c 'import os, sys, sysconfig
+venv = sys.prefix != sys.base_prefix
+managed = os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))
+print("venv" if venv else "managed" if managed else "user")' 2>/dev/null || echo user)
+  case "$where" in
+    venv) flags=() ;;
+    managed) flags=(--user --break-system-packages)
+             say "CUTLASS: $python is managed by apt (PEP 668). pip installs into ~/.local (--user)," \
+                 "with no dependencies (--no-deps): no system package changes; --break-system-packages" \
+                 "only lifts pip's refusal to install beside apt. (pip uninstall nvidia-cutlass removes it.)" ;;
+    *) flags=(--user) ;;
+  esac
+  run "$python" -m pip install "${flags[@]}" --no-deps "$CUTLASS_PIP" ||
+    say "CUTLASS: pip failed: chapter 07 builds without its CUTLASS rows (or set CUTLASS_INC=/path/to/cutlass/include)"
+fi
+
+# ---- 4. what is there now --------------------------------------------------------------------------
+if [ "$dry_run" -eq 0 ]; then
+  bash tools/check_deps.sh --all
+  say "done. Next: make -j4 && make test"
+fi
+exit 0
