@@ -1,0 +1,129 @@
+// kernels.cuh - chapter 09: tensor cores the way Hopper's cuBLAS drives them. FP16 and BF16 inputs,
+// FP32 accumulation, FP32 C; sm_90a only.
+//
+// Chapter 06 reached about half of cuBLAS with WMMA and mma.sync: on Hopper those issue the
+// previous generation's warp-level instruction, fed by ordinary loads. Hopper adds three things,
+// and this chapter's ladder adds them one at a time:
+//   TMA    a copy engine: one thread describes a whole tile, the hardware moves it into shared
+//          memory (swizzled so the tensor cores read it without bank conflicts) and counts the
+//          bytes on an mbarrier;
+//   wgmma  a warpgroup-wide (128 threads) asynchronous multiply reading A and B straight from
+//          shared memory: no fragment loads at all;
+//   setmaxnreg  warpgroups of one block may hold different numbers of registers, so a block can
+//          split into a copying warpgroup and computing warpgroups (warp specialization).
+//
+//   step 1  wgmma_64x128       one warpgroup, a 64 x 128 tile, a 4-stage TMA ring; thread 0 issues
+//                              the copies between its wgmmas
+//   step 2  wgmma_128x256      two warpgroups, a 128 x 256 tile (m64n256k16: 128 accumulators per
+//                              thread), the same ring
+//   step 3  warp_specialized   a producer warpgroup that only copies (40 registers) and two consumer
+//                              warpgroups that only compute (232 registers); consumers keep one
+//                              group of wgmmas in flight
+//   step 4  persistent         one block per SM walks over the tiles in bands (L2 reuse); the
+//                              producer loads the next tile while the consumers store this one
+//
+// The files, in reading order: hopper_ptx.cuh (each instruction, wrapped and explained),
+// tensor_maps.cuh (the host side of TMA and the padded copy), wgmma_steps.cuh (the kernels), this
+// file (launchers and the ladder table).
+//
+// Any shape: TMA fills boxes that reach past the matrix with zeros, the epilogue guards the edges of
+// C, and a matrix TMA cannot describe (a row pitch or base address that is not a multiple of 16
+// bytes: K or N not a multiple of 8) is first copied to a padded pitch, inside the timed call.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "../common/device.cuh"
+#include "../common/gemm_harness.cuh"
+#include "tensor_maps.cuh"
+#include "wgmma_steps.cuh"
+
+namespace hopper {
+
+// ---- The configurations of the ladder --------------------------------------------------------------
+// WgmmaTiling<BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT> (wgmma_steps.cuh). Shared memory per
+// stage: (BM + BN) * 64 * 2 bytes.
+using Wgmma64x128 = WgmmaTiling<64, 128, 4, 1, false, false>;          // step 1: 96 KB
+using Wgmma128x256 = WgmmaTiling<128, 256, 4, 2, false, false>;        // step 2: 192 KB
+using WarpSpecialized128x256 = WgmmaTiling<128, 256, 4, 2, true, false>;  // step 3
+using Persistent128x256 = WgmmaTiling<128, 256, 4, 2, true, true>;     // step 4
+
+constexpr int kBand = 8;  // tile rows per band of the tile order (wb::tile_of_block)
+
+// The shared part of every launcher: make A and B readable by TMA (padding copies where needed),
+// describe them, and launch KERNEL with the grid the configuration asks for.
+template <class Cfg, class T, auto KERNEL>
+void launch_wgmma(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C, cudaStream_t stream) {
+    // Scratch for the padded copies, A's first (both may be needed at once).
+    const bool pad_a = !tma_can_read(A, size_t(K)), pad_b = !tma_can_read(B, size_t(N));
+    const size_t a_pad = pad_a ? size_t(M) * padded_pitch<T>(K) : 0;
+    const size_t b_pad = pad_b ? size_t(K) * padded_pitch<T>(N) : 0;
+    T* scratch = (pad_a || pad_b) ? static_cast<T*>(pad_workspace((a_pad + b_pad) * sizeof(T) + 16)) : nullptr;
+    const TmaOperand<T> a = tma_operand(A, M, K, scratch, stream);
+    const TmaOperand<T> b = tma_operand(B, K, N, scratch + a_pad, stream);
+
+    WgmmaParams p;
+    p.map_a = make_tile_map(a.base, M, K, a.pitch, Cfg::BM, 64);
+    p.map_b = make_tile_map(b.base, K, N, b.pitch, Cfg::BK, 64);
+    p.M = M;
+    p.N = N;
+    p.K = K;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.C = C;
+    p.group_rows = kBand;
+    p.c_pairs = reinterpret_cast<uintptr_t>(C) % 8 == 0 && N % 2 == 0;
+
+    const int tiles_m = wb::ceil_div(M, Cfg::BM), tiles_n = wb::ceil_div(N, Cfg::BN);
+    dim3 grid;
+    if constexpr (Cfg::PERSISTENT)
+        grid = dim3(std::min(tiles_m * tiles_n, wb::current_device().sms));
+    else if constexpr (Cfg::PRODUCER)
+        grid = dim3(tiles_m * tiles_n);  // wgmma_specialized numbers its tiles itself
+    else
+        grid = dim3(tiles_n, tiles_m);   // wb::this_block_tile reads (x, y)
+    wb::launch_tiled<KERNEL, Cfg::THREADS, Cfg::SMEM_BYTES>(p, grid, stream);
+}
+
+template <class Cfg, class T>
+void run_step(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C, cudaStream_t stream) {
+    if constexpr (Cfg::PRODUCER)
+        launch_wgmma<Cfg, T, wgmma_specialized<Cfg, T>>(M, N, K, alpha, A, B, beta, C, stream);
+    else
+        launch_wgmma<Cfg, T, wgmma_pipelined<Cfg, T>>(M, N, K, alpha, A, B, beta, C, stream);
+}
+
+template <class Cfg, class T>
+wb::KernelInfo info() {
+    if constexpr (Cfg::PRODUCER)
+        return {(const void*)wgmma_specialized<Cfg, T>, Cfg::THREADS, Cfg::SMEM_BYTES};
+    else
+        return {(const void*)wgmma_pipelined<Cfg, T>, Cfg::THREADS, Cfg::SMEM_BYTES};
+}
+
+}  // namespace hopper
+
+// ---- The ladder ---------------------------------------------------------------------------------------
+// Every row needs compute capability 9.0 exactly (sm_90a code runs on no other GPU); the program
+// checks that before it starts (09_hopper_wgmma.cu).
+// One table per input type, built from the same rows.
+template <class T>
+std::vector<wb::Gemm16Variant<T>> hopper_ladder() {
+    return {
+        {"wgmma_64x128", hopper::run_step<hopper::Wgmma64x128, T>,
+         "TMA ring of 4 stages + one warpgroup issuing m64n128k16 wgmmas; thread 0 copies", hopper::info<hopper::Wgmma64x128, T>(), 90},
+        {"wgmma_128x256", hopper::run_step<hopper::Wgmma128x256, T>,
+         "two warpgroups, 128 x 256 tile, m64n256k16 (128 accumulators per thread)", hopper::info<hopper::Wgmma128x256, T>(), 90},
+        {"warp_specialized", hopper::run_step<hopper::WarpSpecialized128x256, T>,
+         "producer warpgroup (TMA only, setmaxnreg 40) + two consumer warpgroups (232)",
+         hopper::info<hopper::WarpSpecialized128x256, T>(), 90},
+        {"persistent", hopper::run_step<hopper::Persistent128x256, T>,
+         "one block per SM over all tiles in bands of 8 rows; copies run ahead into the next tile",
+         hopper::info<hopper::Persistent128x256, T>(), 90},
+    };
+}
+
+inline const std::vector<wb::HgemmVariant> kHgemmVariants = hopper_ladder<__half>();
+inline const std::vector<wb::BgemmVariant> kBgemmVariants = hopper_ladder<__nv_bfloat16>();

@@ -1,0 +1,286 @@
+// wgmma_steps.cuh - the kernels of chapter 09's ladder: TMA copies into a ring of shared-memory
+// stages guarded by mbarriers, wgmma reading the stages through descriptors, and (from step 3) one
+// warpgroup that only copies while the others only compute.
+//
+// The pieces, top to bottom:
+//   WgmmaTiling<...>   one step's tile sizes and roles, with the shared-memory budget derived
+//   StageRing          where stage s's A tile, B tile and two barriers live in shared memory
+//   load_stage         the producer's work for one k-tile: announce the bytes, start the TMA copies
+//   mma_stage          a consumer warpgroup's work for one k-tile: BK / 16 wgmmas per 64 rows
+//   store_tile         the epilogue: accumulators to C with alpha and beta, guarded at the edges
+//   wgmma_pipelined    steps 1-2: every warp computes, thread 0 also issues the copies
+//   wgmma_specialized  steps 3-4: a producer warpgroup and consumer warpgroups; optionally
+//                      persistent (one block per SM walking over the tiles)
+#pragma once
+
+#include "../common/gemm_device.cuh"
+#include "../common/gemm_tiles.cuh"
+#include "hopper_ptx.cuh"
+
+namespace hopper {
+
+// ---- One step's tiling ---------------------------------------------------------------------------
+// BM x BN   the tile of C one block computes (per pass of a persistent block)
+// BK        k per stage: 64 16-bit elements = 128 bytes, exactly one row of the 128-byte swizzle
+// STAGES    slots in the ring: how many k-tiles the copies may run ahead of the math
+// CONSUMERS warpgroups doing math; each owns BM / CONSUMERS rows of the tile (a multiple of 64,
+//           the m of one wgmma)
+// PRODUCER  a separate warpgroup issues the copies (warp specialization); without it thread 0
+//           issues them between its own wgmmas
+// PERSISTENT one block per SM loops over tiles instead of one block per tile
+template <int BM_, int BN_, int STAGES_, int CONSUMERS_, bool PRODUCER_, bool PERSISTENT_>
+struct WgmmaTiling {
+    static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
+    static constexpr bool PRODUCER = PRODUCER_, PERSISTENT = PERSISTENT_;
+    static constexpr int WG_ROWS = BM / CONSUMERS;  // rows of C per consumer warpgroup
+    static constexpr int WG_MMAS = WG_ROWS / 64;    // 64-row wgmmas per consumer and k-step
+    static constexpr int THREADS = 128 * (CONSUMERS + (PRODUCER ? 1 : 0));
+    static constexpr int ELEM = 2;  // bytes of an FP16 / BF16 element
+    static constexpr int A_BYTES = BM * BK * ELEM;
+    static constexpr int B_BYTES = BN * BK * ELEM;
+    static constexpr int B_BOX_BYTES = 64 * BK * ELEM;  // one TMA box of B: BK rows x 64 columns
+    static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    // The stages, their barriers (two 8-byte mbarriers per stage), and 1 KB to align the start:
+    // the 128-byte swizzle repeats every 1024 bytes and a descriptor assumes tiles start on it.
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGES * 16 + 1024;
+
+    static_assert(WG_ROWS % 64 == 0, "each consumer warpgroup must own whole 64-row wgmmas");
+    static_assert(BN == 128 || BN == 256, "one wgmma covers the tile's width: n = 128 or 256");
+    static_assert(BM <= 256, "a TMA box is at most 256 rows");
+    static_assert(WG_MMAS * BN / 2 <= 128, "a consumer thread holds WG_MMAS * BN / 2 accumulators: keep it <= 128");
+    static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "every tile must start on a 1024-byte swizzle atom");
+    static_assert(SMEM_BYTES <= 227 * 1024, "an H100/H200 block may use at most 227 KB of shared memory");
+};
+
+// What the kernels receive: the two tensor maps (made on the host, see tensor_maps.cuh) and the
+// epilogue's view of C. Passed as one __grid_constant__ parameter: the TMA unit reads the maps
+// straight from the kernel's parameter memory.
+struct WgmmaParams {
+    CUtensorMap map_a;  // A: M rows x K columns, boxes of BM x 64
+    CUtensorMap map_b;  // B: K rows x N columns, boxes of BK x 64
+    int M, N, K;
+    float alpha, beta;
+    float* C;
+    int group_rows;   // tile order: bands of this many tile rows (wb::tile_of_block)
+    bool c_pairs;     // C is 8-byte aligned and N even: two neighbours go out as one float2
+};
+
+// ---- The ring of stages in shared memory ---------------------------------------------------------
+template <class Cfg>
+struct StageRing {
+    uint8_t* base;  // 1024-byte aligned
+    __device__ explicit StageRing(uint8_t* raw)
+        : base(raw + ((1024 - (smem_u32(raw) & 1023)) & 1023)) {}
+    __device__ uint8_t* a(int s) const { return base + s * Cfg::STAGE_BYTES; }
+    __device__ uint8_t* b(int s) const { return a(s) + Cfg::A_BYTES; }
+    // full[s]: the copies into stage s have landed. empty[s]: every consumer is done reading it.
+    __device__ uint64_t* full(int s) const { return reinterpret_cast<uint64_t*>(base + Cfg::STAGES * Cfg::STAGE_BYTES) + s; }
+    __device__ uint64_t* empty(int s) const { return full(Cfg::STAGES) + s; }
+
+    // Thread 0, before anyone else touches the ring. full: one arrival (the producer's
+    // expect_tx) plus the bytes; empty: one arrival per consumer warp.
+    __device__ void init() const {
+        for (int s = 0; s < Cfg::STAGES; ++s) {
+            mbar_init(full(s), 1);
+            mbar_init(empty(s), Cfg::CONSUMERS * 4);
+        }
+        fence_barrier_init();
+    }
+};
+
+// The producer's work for k-tile kt of the tile at (m0, n0), into stage s: announce the bytes the
+// stage will receive, then start the copies. A takes one box (BM rows x 64 k); B, whose rows are
+// k, takes BN / 64 boxes of BK rows x 64 columns, side by side. Boxes reaching past the matrix
+// are filled with zeros and still count their full size.
+template <class Cfg>
+__device__ __forceinline__ void load_stage(const StageRing<Cfg>& ring, int s, const WgmmaParams& p, int m0, int n0, int kt) {
+    mbar_arrive_expect_tx(ring.full(s), Cfg::STAGE_BYTES);
+    tma_load_2d(ring.a(s), &p.map_a, ring.full(s), kt * Cfg::BK, m0);
+#pragma unroll
+    for (int j = 0; j < Cfg::BN / 64; ++j)
+        tma_load_2d(ring.b(s) + j * Cfg::B_BOX_BYTES, &p.map_b, ring.full(s), n0 + 64 * j, kt * Cfg::BK);
+}
+
+// A consumer warpgroup's math on stage s: for each 16-wide k-step, one wgmma per 64 rows it owns.
+// Descriptors (hopper_ptx.cuh): A is K-major, the k-step moves the start 32 bytes along the row
+// (the hardware applies the swizzle to the address it computes); B is MN-major, the k-step moves
+// 16 rows = 2048 bytes, and LBO steps from one 64-column box to the next.
+template <class Cfg, class T>
+__device__ __forceinline__ void mma_stage(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2], const StageRing<Cfg>& ring, int s,
+                                          int wg_row0) {
+    const uint32_t a0 = smem_u32(ring.a(s)) + wg_row0 * 128;
+    const uint32_t b0 = smem_u32(ring.b(s));
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK / 16; ++kk) {
+        const uint64_t desc_b = make_smem_desc(b0 + kk * 16 * 128, Cfg::B_BOX_BYTES, 1024);
+#pragma unroll
+        for (int mb = 0; mb < Cfg::WG_MMAS; ++mb) {
+            const uint64_t desc_a = make_smem_desc(a0 + mb * 64 * 128 + kk * 32, 16, 1024);
+            wgmma_m64k16<T, Cfg::BN>(acc[mb], desc_a, desc_b, 1);
+        }
+    }
+}
+
+// Two neighbouring entries of C (row, col) and (row, col + 1), as much of them as lies inside C.
+__device__ __forceinline__ void store_pair(const WgmmaParams& p, int row, int col, float v0, float v1) {
+    if (row >= p.M || col >= p.N) return;
+    float* c = p.C + size_t(row) * p.N + col;
+    if (p.c_pairs) {  // col is even and N is even, so col + 1 < N as well
+        float2 v = make_float2(p.alpha * v0, p.alpha * v1);
+        if (p.beta != 0.0f) {
+            const float2 old = *reinterpret_cast<const float2*>(c);
+            v.x += p.beta * old.x;
+            v.y += p.beta * old.y;
+        }
+        *reinterpret_cast<float2*>(c) = v;
+        return;
+    }
+    wb::store_c(c, v0, p.alpha, p.beta);
+    if (col + 1 < p.N) wb::store_c(c + 1, v1, p.alpha, p.beta);
+}
+
+// The epilogue of one consumer warpgroup. wgmma's accumulator layout for a 64 x N tile: warp w of
+// the warpgroup holds rows 16w..16w+15; in each 8-column slice j, lane l holds row l / 4 (and
+// l / 4 + 8) at columns 2 (l % 4) and 2 (l % 4) + 1, as d[4j + 0..1] (and d[4j + 2..3]).
+template <class Cfg>
+__device__ __forceinline__ void store_tile(const float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2], const WgmmaParams& p, int row0,
+                                           int col0) {
+    const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+#pragma unroll
+    for (int mb = 0; mb < Cfg::WG_MMAS; ++mb) {
+        const int row = row0 + mb * 64 + warp * 16 + lane / 4;
+#pragma unroll
+        for (int j = 0; j < Cfg::BN / 8; ++j) {
+            const int col = col0 + 8 * j + 2 * (lane % 4);
+            store_pair(p, row, col, acc[mb][4 * j], acc[mb][4 * j + 1]);
+            store_pair(p, row + 8, col, acc[mb][4 * j + 2], acc[mb][4 * j + 3]);
+        }
+    }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void zero(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2]) {
+#pragma unroll
+    for (int mb = 0; mb < Cfg::WG_MMAS; ++mb)
+#pragma unroll
+        for (int i = 0; i < Cfg::BN / 2; ++i) acc[mb][i] = 0.0f;
+}
+
+// ---- Steps 1 and 2: every warpgroup computes; thread 0 also feeds the ring ------------------------
+// Thread 0 keeps the copies STAGES - 1 k-tiles ahead: before the math on k-tile kt it starts the
+// copies of kt + STAGES - 1 into the slot that k-tile kt - 1 used, once every consumer warp has
+// released that slot. While it waits, its own warpgroup's math waits too: that is what step 3 fixes.
+template <class Cfg, class T>
+__global__ void __launch_bounds__(Cfg::THREADS) wgmma_pipelined(const __grid_constant__ WgmmaParams p) {
+    static_assert(!Cfg::PRODUCER && !Cfg::PERSISTENT, "steps 1-2: no producer warpgroup, one tile per block");
+    extern __shared__ uint8_t smem_raw[];
+    const StageRing<Cfg> ring(smem_raw);
+    const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+    const wb::TileIndex t = wb::this_block_tile(p.group_rows);
+    const int m0 = t.m * Cfg::BM, n0 = t.n * Cfg::BN;
+    const int k_tiles = wb::ceil_div(p.K, Cfg::BK);
+
+    if (threadIdx.x == 0) {
+        ring.init();
+        tma_prefetch_map(&p.map_a);
+        tma_prefetch_map(&p.map_b);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0)  // the first STAGES - 1 slots are free: no wait
+        for (int kt = 0; kt < Cfg::STAGES - 1 && kt < k_tiles; ++kt) load_stage(ring, kt, p, m0, n0, kt);
+
+    float acc[Cfg::WG_MMAS][Cfg::BN / 2];
+    zero<Cfg>(acc);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        const int ahead = kt + Cfg::STAGES - 1;
+        if (threadIdx.x == 0 && ahead < k_tiles) {
+            const int s = ahead % Cfg::STAGES;
+            // Use u = ahead / STAGES of slot s needs use u - 1 released (phase u - 1 of empty[s]);
+            // for u = 0 the parity is 1, which a fresh barrier reports as already complete.
+            mbar_wait(ring.empty(s), ((ahead / Cfg::STAGES) & 1) ^ 1);
+            load_stage(ring, s, p, m0, n0, ahead);
+        }
+        __syncwarp();  // wgmma is .aligned: warp 0 must be converged again
+        const int s = kt % Cfg::STAGES;
+        mbar_wait(ring.full(s), (kt / Cfg::STAGES) & 1);
+        fence_accumulators(acc);
+        wgmma_fence();
+        mma_stage<Cfg, T>(acc, ring, s, wg * Cfg::WG_ROWS);
+        wgmma_commit();
+        wgmma_wait<0>();  // this stage's reads are done: the slot may be refilled
+        fence_accumulators(acc);
+        if (lane == 0) mbar_arrive(ring.empty(s));
+    }
+    store_tile<Cfg>(acc, p, m0 + wg * Cfg::WG_ROWS, n0);
+}
+
+// ---- Steps 3 and 4: a producer warpgroup and consumer warpgroups ----------------------------------
+// Warpgroup 0 only copies (one thread issues every TMA copy) and hands most of its registers to the
+// consumers; warpgroups 1.. only compute. A consumer keeps one group of wgmmas in flight: it waits
+// for the previous k-tile's group (wait_group 1) and releases that slot, while the current one runs.
+// PERSISTENT: the grid is one block per SM and block b takes tiles b, b + grid, b + 2 grid, ... in
+// the banded order of wb::tile_of_block; the producer runs ahead into the next tile while the
+// consumers are still storing the last one.
+template <class Cfg, class T>
+__global__ void __launch_bounds__(Cfg::THREADS, 1) wgmma_specialized(const __grid_constant__ WgmmaParams p) {
+    static_assert(Cfg::PRODUCER, "steps 3-4 have a producer warpgroup");
+    extern __shared__ uint8_t smem_raw[];
+    const StageRing<Cfg> ring(smem_raw);
+    const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+    const int tiles_m = wb::ceil_div(p.M, Cfg::BM), tiles_n = wb::ceil_div(p.N, Cfg::BN);
+    const int tiles = tiles_m * tiles_n;
+    const int tile_step = Cfg::PERSISTENT ? int(gridDim.x) : tiles;  // non-persistent: one tile
+    const int k_tiles = wb::ceil_div(p.K, Cfg::BK);
+
+    if (threadIdx.x == 0) {
+        ring.init();
+        tma_prefetch_map(&p.map_a);
+        tma_prefetch_map(&p.map_b);
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        // 40 registers are plenty to compute addresses; the freed ones go to the consumers.
+        setmaxnreg_dec<40>();
+        if (threadIdx.x == 0) {
+            int use = 0;  // k-tiles loaded so far by this block, over all its tiles
+            for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
+                const wb::TileIndex t = wb::tile_of_block(tile, tiles_m, tiles_n, p.group_rows);
+                for (int kt = 0; kt < k_tiles; ++kt, ++use) {
+                    const int s = use % Cfg::STAGES;
+                    mbar_wait(ring.empty(s), ((use / Cfg::STAGES) & 1) ^ 1);
+                    load_stage(ring, s, p, t.m * Cfg::BM, t.n * Cfg::BN, kt);
+                }
+            }
+        }
+        return;
+    }
+
+    setmaxnreg_inc<Cfg::CONSUMERS == 1 ? 240 : 232>();
+    const int wg_row0 = (wg - 1) * Cfg::WG_ROWS;
+    int use = 0;  // must step exactly as the producer's
+    float acc[Cfg::WG_MMAS][Cfg::BN / 2];
+    for (int tile = blockIdx.x; tile < tiles; tile += tile_step) {
+        const wb::TileIndex t = wb::tile_of_block(tile, tiles_m, tiles_n, p.group_rows);
+        zero<Cfg>(acc);
+        int previous = -1;  // the slot whose wgmmas may still be running
+        for (int kt = 0; kt < k_tiles; ++kt, ++use) {
+            const int s = use % Cfg::STAGES;
+            mbar_wait(ring.full(s), (use / Cfg::STAGES) & 1);
+            fence_accumulators(acc);
+            wgmma_fence();
+            mma_stage<Cfg, T>(acc, ring, s, wg_row0);
+            wgmma_commit();
+            wgmma_wait<1>();  // the previous k-tile's group is done reading its slot
+            fence_accumulators(acc);
+            if (previous >= 0 && lane == 0) mbar_arrive(ring.empty(previous));
+            previous = s;
+        }
+        wgmma_wait<0>();
+        fence_accumulators(acc);
+        if (lane == 0) mbar_arrive(ring.empty(previous));
+        store_tile<Cfg>(acc, p, t.m * Cfg::BM + wg_row0, t.n * Cfg::BN);
+    }
+}
+
+}  // namespace hopper
