@@ -275,24 +275,28 @@ constexpr BestCandidate kWide128x256k8 =
 constexpr BestCandidate kDeep128x128k16 =
     candidate<CpAsync128x128k16, Pipeline::cp_async>("async3_128x128x16", false);
 constexpr BestCandidate kHalf128x64k8 = candidate<CpAsync128x64k8, Pipeline::cp_async>("async3_128x64x8", false);
-constexpr BestCandidate kQuarter64x64k8 = candidate<CpAsync64x64k8, Pipeline::cp_async>("async3_64x64x8", false);
+constexpr BestCandidate kQuarter64x64k8 = candidate<CpAsync64x64k8, Pipeline::cp_async>("async3_64x64x8", true);
 constexpr BestCandidate kSplit128x128k8 =
     candidate<CpAsync128x128k8, Pipeline::cp_async>("async3_128x128x8", true);
 constexpr BestCandidate kRegs128x128k8 =
     candidate<DoubleBuffer128x128k8, Pipeline::prefetch_regs>("regs2_128x128x8", false);
 
-// Hopper: measured on H200, the median over 30 random shapes per path (notes, "Waves"). The
-// 128 x 256 tile is the fastest per SM on the float4 path, 128 x 128 x 16 on the 4-byte path; the
-// smaller tiles and the split 128 x 128 tile are for shapes whose last wave is short.
+// Hopper: measured on H200, the median over the random shapes of each path in the sweeps of
+// results/h200/sweeps (59 shapes for 128 x 128 x 8 on the 4-byte path, 29 to 31 for the others;
+// notes, "Waves"; lab/eval_best.py --fit). The 128 x 256 tile is the fastest per SM on the float4
+// path, 128 x 128 x 16 on the 4-byte path; the smaller tiles and the split tiles are for shapes whose
+// last wave is short. The 64 x 64 tile may split too: where M (or N) is just over a multiple of 128,
+// every slice of a 128-row tile computes the padding rows, 64-row tiles far fewer (289 rows: 384
+// computed vs 320), and a C of a few tiles gets four times the blocks.
 // Ampere, Ada: not measured; the previous default (128 x 128 on cp.async, split when SMs idle).
 // Turing: not measured; no cp.async, so the register-staged double buffer, never split.
 inline constexpr MeasuredRate kBestRates[] = {
     // min_cc, candidate, vec_share, scalar_share
-    {90, kWide128x256k8, 0.740, 0.667},
-    {90, kDeep128x128k16, 0.711, 0.694},
-    {90, kHalf128x64k8, 0.650, 0.636},
+    {90, kWide128x256k8, 0.739, 0.667},
+    {90, kDeep128x128k16, 0.710, 0.694},
+    {90, kHalf128x64k8, 0.649, 0.636},
     {90, kQuarter64x64k8, 0.586, 0.574},
-    {90, kSplit128x128k8, 0.683, 0.671},
+    {90, kSplit128x128k8, 0.683, 0.666},
     {80, kSplit128x128k8, 0.6, 0.6},
     {0, kRegs128x128k8, 0.5, 0.5},
 };

@@ -265,12 +265,30 @@ TEST_CASE("05: best picks by waves on an H200", "[05]") {
     CHECK(pick(1024, 1024, 1024, true) == "async3_128x128x8_sk4");
     // Short K: 195 tiles of 128 x 128 are 2 waves, 390 of 128 x 64 are 3 waves of half-size tiles.
     CHECK(pick(1838, 1608, 809, false) == "async3_128x64x8");
-    // One tile of C, long K: split as far as the table goes.
-    CHECK(pick(128, 128, 100000, true) == "async3_128x128x8_sk16");
-    CHECK(pick(100, 60, 100000, false) == "async3_128x128x8_sk16");
+    // One tile of C, long K: four 64 x 64 tiles (four times the blocks), split as far as the table goes.
+    CHECK(pick(128, 128, 100000, true) == "async3_64x64x8_sk16");
+    CHECK(pick(100, 60, 100000, false) == "async3_64x64x8_sk16");
     // ... but never into slices shorter than kMinSliceK.
-    CHECK(pick(128, 128, 700, true).find("_sk") == std::string::npos);
-    CHECK(pick(128, 128, 1024, true) == "async3_128x128x8_sk4");
+    CHECK(pick(128, 128, 500, true).find("_sk") == std::string::npos);
+    CHECK(pick(128, 128, 1024, true) == "async3_64x64x8_sk4");
+}
+
+TEST_CASE("05: best on the shapes the H200 sweeps caught it out", "[05]") {
+    // 289 rows are 3 tiles of 128 (384 rows computed) or 5 of 64 (320): short M, long K, 4-byte
+    // path. 128 x 128 in 15 slices ran at 74% of cuBLAS (seed 4242); 64 x 64 tiles compute 17% fewer
+    // rows, and 7 slices of them fill the SMs as well as 15 of 128 x 128.
+    CHECK(pick(289, 2868, 7557, false) == "async3_64x64x8_sk7");
+    CHECK(pick(264, 7104, 5520, true) == "async3_64x64x8_sk4");
+    // 336 tiles of 128 x 128: 3 for the busiest SM; in 3 slices 8 of a third each (2.67). The split
+    // ran 3.8% slower than the unsplit tile (seed 4242); at the 4-byte rate of 59 shapes the deeper
+    // 128 x 128 x 16 tile, unsplit, is expected first.
+    CHECK(pick(1729, 3015, 1248, false) == "async3_128x128x16");
+    // The same at 6242 x 2433 x 2808 (before_random: 128 x 128 x 16 3% of cuBLAS ahead of the split).
+    CHECK(pick(6242, 2433, 2808, false) == "async3_128x128x16");
+    // Shapes with many tiles keep the tile that is fastest per SM.
+    CHECK(pick(8192, 8192, 8192, true) == "async3_128x256x8");
+    CHECK(pick(4096, 4096, 1024, true) == "async3_128x256x8");
+    CHECK(pick(1000, 1013, 4097, false) == "async3_128x128x8_sk4");
 }
 
 TEST_CASE("05: best's estimate counts the busiest SM", "[05]") {

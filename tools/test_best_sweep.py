@@ -53,6 +53,30 @@ class BestSweepTest(unittest.TestCase):
         # M < 256: not held to the 3% goal; the median goal is for chapter 05 only
         self.assertEqual(failures, ["06_tensor_core_wmma tf32 512x512x512: tf32_best is 10.0% slower than tf32_wmma"])
 
+    def test_rounds_count_with_their_median(self):
+        shape = (1000, 1000, 1000)
+        rows = []
+        # best is unlucky in one round of three, the ladder row lucky in another: the medians decide
+        for best_ms, ladder_ms in ((1.00, 1.00), (1.30, 0.99), (1.01, 0.80)):
+            rows += [row("warptile", shape, ladder_ms, 95), row("best", shape, best_ms, 94)]
+        lines, failures = best_sweep.evaluate(rows, median_goal=90, floor_goal=75)
+        self.assertEqual(failures, [])
+        self.assertIn("+2.0%", lines[0])  # 1.01 against 0.99
+        self.assertIn("median of 3 rounds", lines[0])
+        # ... and a best slow in two rounds of three is slow
+        rows += [row("warptile", shape, 1.0, 95), row("best", shape, 1.2, 80),
+                 row("warptile", shape, 1.0, 95), row("best", shape, 1.2, 80)]
+        _, failures = best_sweep.evaluate(rows, median_goal=90, floor_goal=75)
+        self.assertTrue(any("20.0% slower than warptile" in f for f in failures), failures)
+
+    def test_a_failed_row_is_not_timed(self):
+        shape = (512, 512, 512)
+        failed = row("warptile", shape, 0.1, 500)
+        failed["status"] = "FAIL"
+        rows = [failed, row("warptile", shape, 1.0, 95), row("best", shape, 1.0, 95)]
+        _, failures = best_sweep.evaluate(rows, median_goal=90, floor_goal=75)
+        self.assertEqual(failures, [])
+
 
 if __name__ == "__main__":
     sys.exit(wb_unittest.run_module(__name__, "test_best_sweep"))

@@ -6,19 +6,19 @@
 //   regs2_BMxBNxBK    register-staged double buffering (step 3a)
 //   async3_BMxBNxBK   cp.async ring of 3 stages (step 3b)
 //   ..._skS           K split in S slices (step 5), whatever the shape
-// Every candidate of `best` has its unsplit row (named by BestCandidate::lab_name), and the split
+// Every candidate of `best` has its unsplit row (named by BestCandidate::lab_name), and each split
 // candidate its rows for every split from 2 to kMaxSplits, so that one sweep measures every choice
 // the rule can make (lab/eval_best.py scores the rule on it).
 #pragma once
 
 #include "../kernels.cuh"
 
-// best's split candidate with K in a fixed number of slices, whatever the shape.
-template <int SPLITS>
+// A split candidate of best with K in a fixed number of slices, whatever the shape.
+template <class Cfg, int SPLITS>
 wb::SgemmVariant split_row(const char* name) {
-    return {name, sgemm_float4_launcher<CpAsync128x128k8, Pipeline::cp_async, SPLITS>,
-            "cp.async, 128x128x8, K split in a fixed number of slices", wb::Precision::fp32,
-            kernel_info<CpAsync128x128k8, Pipeline::cp_async>()};
+    return {name, sgemm_float4_launcher<Cfg, Pipeline::cp_async, SPLITS>,
+            "cp.async, K split in a fixed number of slices", wb::Precision::fp32,
+            kernel_info<Cfg, Pipeline::cp_async>()};
 }
 
 inline const wb::SgemmVariant kTuneConfigs[] = {
@@ -38,12 +38,34 @@ inline const wb::SgemmVariant kTuneConfigs[] = {
     {"async3_64x64x8", sgemm_float4_launcher<CpAsync64x64k8, Pipeline::cp_async>,
      "cp.async, 4 warps, 8x4 per thread: 4x the blocks of 128x128", wb::Precision::fp32,
      kernel_info<CpAsync64x64k8, Pipeline::cp_async>()},
-    split_row<2>("async3_128x128x8_sk2"),   split_row<3>("async3_128x128x8_sk3"),
-    split_row<4>("async3_128x128x8_sk4"),   split_row<5>("async3_128x128x8_sk5"),
-    split_row<6>("async3_128x128x8_sk6"),   split_row<7>("async3_128x128x8_sk7"),
-    split_row<8>("async3_128x128x8_sk8"),   split_row<9>("async3_128x128x8_sk9"),
-    split_row<10>("async3_128x128x8_sk10"), split_row<11>("async3_128x128x8_sk11"),
-    split_row<12>("async3_128x128x8_sk12"), split_row<13>("async3_128x128x8_sk13"),
-    split_row<14>("async3_128x128x8_sk14"), split_row<15>("async3_128x128x8_sk15"),
-    split_row<16>("async3_128x128x8_sk16"),
+    split_row<CpAsync128x128k8, 2>("async3_128x128x8_sk2"),
+    split_row<CpAsync128x128k8, 3>("async3_128x128x8_sk3"),
+    split_row<CpAsync128x128k8, 4>("async3_128x128x8_sk4"),
+    split_row<CpAsync128x128k8, 5>("async3_128x128x8_sk5"),
+    split_row<CpAsync128x128k8, 6>("async3_128x128x8_sk6"),
+    split_row<CpAsync128x128k8, 7>("async3_128x128x8_sk7"),
+    split_row<CpAsync128x128k8, 8>("async3_128x128x8_sk8"),
+    split_row<CpAsync128x128k8, 9>("async3_128x128x8_sk9"),
+    split_row<CpAsync128x128k8, 10>("async3_128x128x8_sk10"),
+    split_row<CpAsync128x128k8, 11>("async3_128x128x8_sk11"),
+    split_row<CpAsync128x128k8, 12>("async3_128x128x8_sk12"),
+    split_row<CpAsync128x128k8, 13>("async3_128x128x8_sk13"),
+    split_row<CpAsync128x128k8, 14>("async3_128x128x8_sk14"),
+    split_row<CpAsync128x128k8, 15>("async3_128x128x8_sk15"),
+    split_row<CpAsync128x128k8, 16>("async3_128x128x8_sk16"),
+    split_row<CpAsync64x64k8, 2>("async3_64x64x8_sk2"),
+    split_row<CpAsync64x64k8, 3>("async3_64x64x8_sk3"),
+    split_row<CpAsync64x64k8, 4>("async3_64x64x8_sk4"),
+    split_row<CpAsync64x64k8, 5>("async3_64x64x8_sk5"),
+    split_row<CpAsync64x64k8, 6>("async3_64x64x8_sk6"),
+    split_row<CpAsync64x64k8, 7>("async3_64x64x8_sk7"),
+    split_row<CpAsync64x64k8, 8>("async3_64x64x8_sk8"),
+    split_row<CpAsync64x64k8, 9>("async3_64x64x8_sk9"),
+    split_row<CpAsync64x64k8, 10>("async3_64x64x8_sk10"),
+    split_row<CpAsync64x64k8, 11>("async3_64x64x8_sk11"),
+    split_row<CpAsync64x64k8, 12>("async3_64x64x8_sk12"),
+    split_row<CpAsync64x64k8, 13>("async3_64x64x8_sk13"),
+    split_row<CpAsync64x64k8, 14>("async3_64x64x8_sk14"),
+    split_row<CpAsync64x64k8, 15>("async3_64x64x8_sk15"),
+    split_row<CpAsync64x64k8, 16>("async3_64x64x8_sk16"),
 };

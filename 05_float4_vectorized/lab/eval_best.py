@@ -2,7 +2,10 @@
 """Evaluates chapter 05's `best` rule offline, on sweeps measured on a GPU.
 
 A sweep is a folder with 05_ladder.csv (the ladder, `05_float4_vectorized --sizes ... --csv`) and
-05_tune.csv (the lab table, `lab/tune_05 --sizes ... --csv`) of the same shapes, from one run. The
+05_tune.csv (the lab table, `lab/tune_05 --sizes ... --csv`) of the same shapes, from one run, or
+the folder of `tools/best_sweep.py run` (05_float4_vectorized*.csv, tune_05*.csv; a variant timed
+in several rounds counts with its median). Ladder rows that run a candidate unsplit stand in for
+its lab row where the lab table was not run (LADDER_AS_LAB). The
 rule is read from ../kernels.cuh (kBestRates, kMaxSplits, kMinSliceK, kSumBandwidthShare), so what
 is evaluated is what the program does. For each shape it picks a candidate and K split exactly as
 choose_best does, looks up the measured time of that configuration, and reports:
@@ -15,7 +18,8 @@ A choice whose configuration the sweep did not measure (e.g. a split in 7) is li
   python3 eval_best.py SWEEP_DIR [SWEEP_DIR ...] [--cc 90] [--sms 132] [--bandwidth 4814] [--fit] [-v]
 
 --fit prints, per candidate and path, the median fraction of the SM's FP32 peak that its unsplit
-rows reached at the model's tile count: the numbers kBestRates holds. The peak comes from the
+rows reached at the model's tile count, per sweep and over all the sweeps given together: the
+latter are the numbers kBestRates holds. The peak comes from the
 CSV (gflops / pct_peak). Standard library only.
 """
 import argparse
@@ -78,6 +82,7 @@ def estimate_ms(r, vec, M, N, K, splits, gpu, share):
 
 
 def choose(M, N, K, vec, gpu, rule):
+    """(estimate in ms, rate row, splits), as choose_best."""
     rates, splits, min_slice, share = rule
     gen = max(r["min_cc"] for r in rates if r["min_cc"] <= gpu["cc"])
     best = None
@@ -95,21 +100,51 @@ def lab_row(r, s):
     return r["lab"] if s == 1 else "%s_sk%d" % (r["lab"], s)
 
 
+# Ladder rows that run a candidate's configuration unsplit, under their ladder names.
+LADDER_AS_LAB = {"warptile_cp_async": "async3_128x128x8", "warptile_db_regs": "regs2_128x128x8"}
+
+
+def sweep_files(folder):
+    """(path, is_ladder) of a sweep: 05_ladder.csv + 05_tune.csv, or the CSVs of best_sweep.py run
+    (05_float4_vectorized*.csv: the ladder, tune_05*.csv: the lab table; several rounds allowed)."""
+    names = sorted(os.listdir(folder))
+    out = [(n, n == "05_ladder.csv" or n.startswith("05_float4_vectorized")) for n in names
+           if n in ("05_ladder.csv", "05_tune.csv") or (n.endswith(".csv") and
+                                                         n.startswith(("05_float4_vectorized", "tune_05")))]
+    return [(os.path.join(folder, n), ladder) for n, ladder in out]
+
+
 def load(folder):
-    rows, peak = {}, []
-    for name in ("05_ladder.csv", "05_tune.csv"):
-        with open(os.path.join(folder, name), newline="") as f:
+    """{shape: {variant: ms}} (the median over the rounds where a variant was timed more than once;
+    "_ladder": the ladder's variant names) and the FP32 peak the CSVs were computed with."""
+    times, ladder_names, peak = {}, {}, []
+    files = sweep_files(folder)
+    if not files:
+        sys.exit("eval_best: no sweep CSVs in " + folder)
+    for path, is_ladder in files:
+        with open(path, newline="") as f:
             for row in csv.DictReader(f):
+                if row.get("status") == "FAIL" or not row.get("ms_median"):
+                    continue
                 shape = (int(row["M"]), int(row["N"]), int(row["K"]))
-                rows.setdefault(shape, {})[row["variant"]] = float(row["ms_median"])
+                times.setdefault(shape, {}).setdefault(row["variant"], []).append(float(row["ms_median"]))
                 if float(row.get("pct_peak") or 0) > 0:
                     peak.append(float(row["gflops"]) / float(row["pct_peak"]) * 100)
-                if name == "05_ladder.csv":
-                    rows[shape].setdefault("_ladder", set()).add(row["variant"])
+                if is_ladder:
+                    ladder_names.setdefault(shape, set()).add(row["variant"])
+    rows = {}
+    for shape, v in times.items():
+        rows[shape] = {name: statistics.median(ms) for name, ms in v.items()}
+        for ladder, lab in LADDER_AS_LAB.items():
+            if ladder in rows[shape] and lab not in rows[shape]:
+                rows[shape][lab] = rows[shape][ladder]
+        rows[shape]["_ladder"] = ladder_names.get(shape, set())
     return rows, statistics.median(peak)
 
 
-def fit(rows, rule, gpu):
+def fit(rows, rule, gpu, pooled=None):
+    """Prints each candidate's median share of the SM's FP32 peak per path; adds the shares to
+    `pooled` ({(lab row, path): [shares]}) when given."""
     rates = rule[0]
     for r in rates:
         if r["min_cc"] != max(x["min_cc"] for x in rates if x["min_cc"] <= gpu["cc"]):
@@ -124,14 +159,16 @@ def fit(rows, rule, gpu):
             if shares:
                 print("  %-20s %-6s median share %.3f over %d shapes (min %.3f, max %.3f)"
                       % (r["lab"], path, statistics.median(shares), len(shares), min(shares), max(shares)))
+                if pooled is not None:
+                    pooled.setdefault((r["lab"], path), []).extend(shares)
 
 
-def evaluate(folder, rule, args):
+def evaluate(folder, rule, args, pooled=None):
     rows, peak = load(folder)
     gpu = {"cc": args.cc, "sms": args.sms, "sm_peak_gflops": peak / args.sms, "bandwidth_gbs": args.bandwidth}
     print("%s: %d shapes, FP32 peak %.0f GFLOP/s (%.1f per SM)" % (folder, len(rows), peak, peak / args.sms))
     if args.fit:
-        fit(rows, rule, gpu)
+        fit(rows, rule, gpu, pooled)
     pcts, slow, unmeasured = [], [], []
     for (M, N, K), v in sorted(rows.items()):
         vec = N % 4 == 0 and K % 4 == 0
@@ -168,8 +205,14 @@ def main():
     p.add_argument("-v", "--verbose", action="store_true", help="one line per shape")
     args = p.parse_args()
     rule = read_rule()
+    pooled = {}
     for folder in args.sweeps:
-        evaluate(folder, rule, args)
+        evaluate(folder, rule, args, pooled)
+    if args.fit and len(args.sweeps) > 1:
+        print("all sweeps together (the numbers kBestRates holds):")
+        for (lab, path), shares in sorted(pooled.items()):
+            print("  %-20s %-6s median share %.3f over %d shapes" % (lab, path, statistics.median(shares),
+                                                                   len(shares)))
 
 
 if __name__ == "__main__":
