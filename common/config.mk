@@ -76,6 +76,28 @@ WB_SUDO = $(if $(filter 0,$(shell id -u)),,$(if $(shell command -v sudo 2>/dev/n
 CATCH2_MISSING = missing: Catch2 (make test; the programs build without it): $(WB_SUDO)apt-get install -y \
   catch2, or set CATCH2_INC=/path/to/include$(if $(CATCH2_INC), (CATCH2_INC=$(CATCH2_INC) holds no catch2/))
 
+# ---- CUTLASS (chapter 07's CUTLASS rows; optional) -------------------------------------------
+#   CUTLASS_INC  folder holding CUTLASS's cutlass/ and cute/ headers. Default: the headers that
+#                `python3 -m pip install nvidia-cutlass` installs (cutlass_library/source/include),
+#                found through python3 without importing the package; empty when there are none.
+#   CUTLASS=0    builds chapter 07 without its CUTLASS rows even when the headers are there.
+# CUTLASS_FOUND is 1 or 0; CUTLASS_STATUS is one line for make help / check-env. The python3
+# lookup runs once, and only in a make that asks for one of these variables.
+CUTLASS ?= 1
+ifeq ($(CUTLASS),0)
+  CUTLASS_INC :=
+else ifeq ($(origin CUTLASS_INC),undefined)
+  CUTLASS_INC = $(eval CUTLASS_INC := $(shell python3 -c 'import importlib.util as u, os; \
+    s = u.find_spec("cutlass_library"); \
+    print(os.path.join(s.submodule_search_locations[0], "source", "include") if s else "")' 2>/dev/null))$(CUTLASS_INC)
+endif
+CUTLASS_FOUND = $(if $(filter 0,$(CUTLASS)),0,$(if $(and $(strip $(CUTLASS_INC)),$(wildcard $(CUTLASS_INC)/cutlass/cutlass.h)),1,0))
+CUTLASS_STATUS = $(if $(filter 0,$(CUTLASS)),CUTLASS: off (CUTLASS=0): chapter 07 builds without its CUTLASS rows,$\
+  $(if $(filter 1,$(CUTLASS_FOUND)),CUTLASS: found at $(CUTLASS_INC),$\
+  CUTLASS: not found$(if $(strip $(CUTLASS_INC)), at CUTLASS_INC=$(CUTLASS_INC)) (chapter 07 builds without its CUTLASS rows): $\
+  python3 -m pip install nvidia-cutlass or set CUTLASS_INC=/path/to/cutlass/include))
+# ---- end of CUTLASS ---------------------------------------------------------------------------
+
 # ---- profiler and sanitizer ------------------------------------------------------------------
 # A name (the default) is looked up on the PATH, then where a CUDA toolkit installs it, so
 # `sudo make profile-NN` (whose PATH rarely holds the toolkit) still finds it; a path is taken as
