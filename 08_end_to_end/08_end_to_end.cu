@@ -1,0 +1,37 @@
+// 08_end_to_end - the GEMM inside a whole program: copies, pinned memory, the CPU/GPU crossover,
+// streams that overlap copies with GEMMs, CUDA graphs, unified memory, batched small GEMMs.
+// Run: make 08 && ./08_end_to_end [--part streams] [--out results/h200/08] (--help lists all)
+//
+// The parts run one after another in one process (kernels.cuh lists them); --out DIR keeps their
+// CSV files, from which tools/e2e_plots.py draws the pictures and the notes' tables.
+#include <cstdio>
+
+#include "run_parts.cuh"
+
+int main(int argc, char** argv) {
+    e2e::Settings settings;
+    // clang-format off
+    const wb::Chapter chapter{
+        e2e::kChapter,
+        wb::table(e2e::kSgemmVariants),
+        {},
+        {},
+        {{32, 32, 32}, {64, 64, 64}, {128, 128, 128}, {256, 256, 256}, {512, 512, 512},
+         {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}},
+        e2e::extra_options(settings),
+    };
+    // clang-format on
+    const wb::Options opt = wb::parse_or_exit(chapter, argc, argv);
+    std::string error;
+    if (!e2e::check_settings(settings, error)) {
+        std::fprintf(stderr, "%s: error: %s\n", e2e::kChapter, error.c_str());
+        return wb::kExitBadInput;
+    }
+    for (const wb::Shape& s : opt.shapes)
+        if (e2e::runs(settings, "crossover") && (s.m != s.n || s.n != s.k)) {
+            std::fprintf(stderr, "%s: error: the crossover times cubes: give --sizes S1,S2,... (not %s)\n",
+                         e2e::kChapter, wb::to_string(s).c_str());
+            return wb::kExitBadInput;
+        }
+    return e2e::run_program(settings, opt, argc, argv);
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Tests of e2e_plots.py: the crossover rule, the tables drawn from chapter 08's CSV files, the
+filling of the notes between their markers, and the pictures (skipped without matplotlib)."""
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_plots  # noqa: E402
+import wb_unittest  # noqa: E402
+
+CROSSOVER = """size,path,kind,total_ms,min_ms,h2d_ms,kernel_ms,d2h_ms,overhead_ms,reps,status,rel_err
+32,gpu_cublas_pinned,gpu,0.050000,0.049000,0.010000,0.008000,0.007000,0.025000,10,PASS,1.0e-07
+32,gpu_cublas_pageable,gpu,0.001000,0.001000,0.010000,0.008000,0.007000,0.025000,10,PASS,1.0e-07
+32,cpu_naive_1t,cpu,0.030000,0.030000,-1,-1,-1,-1,10,PASS,1.0e-07
+32,cpu_blocked_omp_16t,cpu,0.020000,0.020000,-1,-1,-1,-1,10,PASS,1.0e-07
+1024,gpu_cublas_pinned,gpu,0.900000,0.800000,0.300000,0.200000,0.300000,0.100000,10,PASS,1.0e-07
+1024,cpu_naive_1t,cpu,-1,-1,-1,-1,-1,-1,0,skipped (expected 3.0 s; limit 2.0 s),
+1024,cpu_blocked_omp_16t,cpu,5.000000,4.900000,-1,-1,-1,-1,10,PASS,1.0e-07
+4096,gpu_cublas_pinned,gpu,9.000000,8.000000,3.000000,3.000000,2.500000,0.500000,3,PASS,1.0e-07
+4096,cpu_naive_1t,cpu,-1,-1,-1,-1,-1,-1,0,skipped (expected 190 s; limit 2.0 s),
+4096,cpu_blocked_omp_16t,cpu,300.000000,300.000000,-1,-1,-1,-1,3,PASS,1.0e-07
+"""
+STREAMS = """mode,streams,panels,ms,h2d_ms,gemm_ms,d2h_ms,copy_ms,goal_bound_ms,engine_bound_ms,ratio_goal,status,same_as_serial
+serial,1,16,12.000000,2.000000,6.000000,4.000000,6.000000,6.000000,6.000000,2.0000,PASS,yes
+pipelined,3,16,6.600000,2.000000,6.000000,4.000000,6.000000,6.000000,6.000000,1.1000,PASS,yes
+pipelined_graph,3,16,6.500000,2.000000,6.000000,4.000000,6.000000,6.000000,6.000000,1.0833,PASS,yes
+"""
+GRAPHS = """path,shape,count,us_per_gemm,gpu_us_per_gemm,status,same_as_loop
+loop,64x64x64,2000,9.0000,8.5000,PASS,yes
+graph,64x64x64,2000,3.0000,2.9000,PASS,yes
+strided_batched,64x64x64,2000,0.1000,0.0900,PASS,no
+"""
+TIMELINE = """stream,op,panel,start_ms,end_ms
+0,h2d B,-1,0.000000,1.000000
+0,h2d A,0,1.000000,1.500000
+0,gemm,0,1.500000,3.000000
+1,h2d A,1,1.500000,2.000000
+0,d2h C,0,3.000000,3.500000
+1,gemm,1,3.000000,4.500000
+1,d2h C,1,4.500000,5.000000
+"""
+RUN = """command: ./08_end_to_end/08_end_to_end --out x
+gpu: NVIDIA H200
+cc: 9.0
+driver: 13.0
+runtime: 13.0
+git: abc123
+timestamp: 2026-12-01T12:00:00Z
+cpu_threads: 16
+openblas: not built in
+link: PCIe 5 x16 (63.0 GB/s per direction)
+link_how: sysfs
+link_gbs: 63.0
+"""
+
+
+class Fixture(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        for name, text in [("crossover.csv", CROSSOVER), ("streams.csv", STREAMS), ("graphs.csv", GRAPHS),
+                           ("timeline_serial.csv", TIMELINE), ("timeline_pipelined.csv", TIMELINE), ("run.txt", RUN)]:
+            with open(os.path.join(self.dir, name), "w") as f:
+                f.write(text)
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+
+class CrossoverTest(Fixture):
+    def test_crossover_is_where_the_gpu_wins_for_good(self):
+        rows = e2e_plots.read_csv(self.dir, "crossover.csv")
+        sizes, gpu, cpu, answer = e2e_plots.crossover_summary(rows)
+        self.assertEqual(sizes, [32, 1024, 4096])
+        self.assertEqual(answer, 1024)
+        # the pageable row is faster at 32 but is not the pinned path the rule compares
+        self.assertEqual(gpu[32], (0.05, "gpu_cublas_pinned"))
+        self.assertEqual(cpu[32], (0.02, "cpu_blocked_omp_16t"))
+
+    def test_a_loss_at_a_larger_size_moves_the_crossover(self):
+        rows = e2e_plots.read_csv(self.dir, "crossover.csv")
+        for r in rows:
+            if r["size"] == "4096" and r["path"] == "gpu_cublas_pinned":
+                r["total_ms"] = "400"
+        self.assertIsNone(e2e_plots.crossover_summary(rows)[3])
+
+    def test_tables_hold_the_numbers_and_the_skips(self):
+        text = "\n".join(e2e_plots.crossover_lines(e2e_plots.read_csv(self.dir, "crossover.csv")))
+        self.assertIn("from 1024^3 on", text)
+        self.assertIn("skipped (expected 190 s", text)
+        self.assertIn("| 4096^3 | 9.000 |", text)
+        breakdown = "\n".join(e2e_plots.breakdown_lines(e2e_plots.read_csv(self.dir, "crossover.csv")))
+        self.assertIn("| 4096^3 | 3.0000 | 3.0000 | 2.5000 | 0.5000 | 9.0000 | 33.3 |", breakdown)
+
+
+class TablesTest(Fixture):
+    def test_streams_goal_and_graph_speedup(self):
+        s = "\n".join(e2e_plots.streams_lines(e2e_plots.read_csv(self.dir, "streams.csv")))
+        self.assertIn("Goal (pipelined within 15% of max(total copy, total GEMM)): met (1.100)", s)
+        g = "\n".join(e2e_plots.graphs_lines(e2e_plots.read_csv(self.dir, "graphs.csv")))
+        self.assertIn("3.00x cheaper", g)
+        self.assertIn("goal 2.5x: met", g)
+
+    def test_missing_parts_say_so(self):
+        secs = e2e_plots.sections(self.dir)
+        self.assertEqual(secs["transfers"], ["(the transfers part did not run)"])
+        self.assertEqual(secs["managed"], ["(the managed part did not run)"])
+        self.assertIn("NVIDIA H200 (sm_90)", secs["provenance"][0])
+        self.assertIn("OpenBLAS not built in", secs["provenance"][0])
+
+    def test_fill_replaces_between_markers_only(self):
+        notes = os.path.join(self.dir, "README.md")
+        with open(notes, "w") as f:
+            f.write("intro\n<!-- wb:08:graphs -->\nold table\n<!-- /wb:08:graphs -->\noutro\n")
+        e2e_plots.fill(self.dir, [notes])
+        with open(notes) as f:
+            text = f.read()
+        self.assertTrue(text.startswith("intro\n<!-- wb:08:graphs -->\n| path |"))
+        self.assertNotIn("old table", text)
+        self.assertTrue(text.endswith("<!-- /wb:08:graphs -->\noutro\n"))
+        e2e_plots.fill(self.dir, [notes])  # a second fill changes nothing
+        with open(notes) as f:
+            self.assertEqual(f.read(), text)
+
+    def test_fill_without_markers_is_an_error(self):
+        notes = os.path.join(self.dir, "plain.md")
+        with open(notes, "w") as f:
+            f.write("no markers\n")
+        self.assertEqual(e2e_plots.main(["fill", self.dir, notes]), 2)
+
+    def test_plots_writes_tables_without_matplotlib(self):
+        os.environ["WB_NO_MATPLOTLIB"] = "1"
+        try:
+            self.assertEqual(e2e_plots.main(["plots", self.dir]), 0)
+        finally:
+            del os.environ["WB_NO_MATPLOTLIB"]
+        with open(os.path.join(self.dir, "tables.md")) as f:
+            text = f.read()
+        self.assertIn("<!-- wb:08:crossover -->", text)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "crossover.png")))
+
+    def test_pictures(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest("matplotlib not installed")
+        self.assertEqual(e2e_plots.draw(self.dir), ["crossover.png", "breakdown.png", "timeline.png"])
+        for name in ("crossover.png", "breakdown.png", "timeline.png"):
+            self.assertGreater(os.path.getsize(os.path.join(self.dir, name)), 1000)
+
+    def test_bad_usage(self):
+        self.assertEqual(e2e_plots.main([]), 2)
+        self.assertEqual(e2e_plots.main(["plots", os.path.join(self.dir, "nope")]), 2)
+
+
+if __name__ == "__main__":
+    sys.exit(wb_unittest.run_module(__name__, "test_e2e_plots"))
