@@ -8,6 +8,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import best_sweep  # noqa: E402
 import wb_unittest  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "05_float4_vectorized", "lab"))
+sys.path.insert(0, os.path.join(ROOT, "06_tensor_core_wmma", "lab"))
+import best_06  # noqa: E402
+import eval_best  # noqa: E402
+
 
 def row(variant, shape, ms, pct, chapter="05_float4_vectorized", dtype="fp32"):
     m, n, k = shape
@@ -76,6 +82,60 @@ class BestSweepTest(unittest.TestCase):
         rows = [failed, row("warptile", shape, 1.0, 95), row("best", shape, 1.0, 95)]
         _, failures = best_sweep.evaluate(rows, median_goal=90, floor_goal=75)
         self.assertEqual(failures, [])
+
+
+class LabMirrorsTest(unittest.TestCase):
+    """The labs' offline replays read the rules from the teaching files; they must pick what the
+    chapters' own tests say the rules pick, and the rates in the files must be the labs' fits."""
+
+    def test_eval_best_picks_as_chapter_05(self):
+        rule = eval_best.read_rule()
+        h200 = {"cc": 90, "sms": 132, "sm_peak_gflops": 128 * 2 * 1.98, "bandwidth_gbs": 4814.3}
+
+        def pick(m, n, k, vec):
+            _, r, s = eval_best.choose(m, n, k, vec, h200, rule)
+            return eval_best.lab_row(r, s)
+
+        # the same shapes and picks as test_05_float4_vectorized.cu
+        self.assertEqual(pick(4096, 4096, 4096, True), "async3_128x256x8")
+        self.assertEqual(pick(4096, 4096, 4096, False), "async3_128x128x16")
+        self.assertEqual(pick(1713, 2764, 4260, False), "async3_128x128x8_sk3")
+        self.assertEqual(pick(768, 768, 4096, True), "async3_128x128x8_sk11")
+        self.assertEqual(pick(1838, 1608, 809, False), "async3_128x64x8")
+        self.assertEqual(pick(289, 2868, 7557, False), "async3_64x64x8_sk7")
+        self.assertEqual(pick(1729, 3015, 1248, False), "async3_128x128x16")
+        self.assertEqual(pick(128, 128, 100000, True), "async3_64x64x8_sk16")
+
+    def test_eval_best_reads_every_candidate(self):
+        rates, splits, min_slice, share = eval_best.read_rule()
+        hopper = [r for r in rates if r["min_cc"] == 90]
+        self.assertEqual(len(hopper), 5)
+        self.assertEqual(sorted(r["lab"] for r in hopper if r["split"]), ["async3_128x128x8", "async3_64x64x8"])
+        self.assertEqual(splits[0], 2)
+        self.assertGreater(min_slice, 0)
+        self.assertGreater(share, 0)
+
+    def test_chapter_06_rates_are_the_lab_fit(self):
+        import contextlib
+        import io
+        import re
+        text = open(os.path.join(ROOT, "06_tensor_core_wmma", "kernels.cuh")).read()
+        in_file = {m.group(1): (int(m.group(2)), int(m.group(3)))
+                   for m in re.finditer(r'\("(\w+)",.*?\{(\d+), (\d+)\}, \{\d+, \d+\}\)', text, re.S)}
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(best_06.main([]), 0)
+        printed = {}
+        for line in out.getvalue().splitlines():
+            m = re.match(r"\s+(.+?)\s+\d+x\d+\s+(\d+)\s+(\d+)\s+\((\w+)\)$", line)
+            if m:
+                printed[m.group(4)] = (int(m.group(2)), int(m.group(3)))
+        # kernels.cuh names the ladder's configurations by their ladder names, the others by their own
+        lab_name = {"wmma_128x128_4warps": "h_128x128_w64x64_s3", "wmma_64x64": "h_64x64_w32x32_s3",
+                    "mma_64x64": "m_64x64_w32x32_s3"}
+        self.assertEqual(len(in_file), 6, in_file)
+        for name, rates in in_file.items():
+            self.assertEqual(printed[lab_name.get(name, name)], rates, name)
 
 
 if __name__ == "__main__":

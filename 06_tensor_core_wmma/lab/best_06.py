@@ -15,8 +15,14 @@ each candidate's rate as the median over the shapes of its path of
 and then replays the rule on every shape of every sweep: how much slower `best` would be than the
 fastest ladder row of the same precision (median, worst, and shapes more than 3% slower).
 
-    python3 lab/best_06.py                      the sweeps in lab/calib (H200, one run each)
-    python3 lab/best_06.py --sms 132 A.csv ...  other sweeps (both the ladder and the configurations)
+    python3 lab/best_06.py                      the sweeps in lab/calib (H200, one run each, the ladder
+                                                and the configurations) and the ladder sweeps of
+                                                results/h200/sweeps/after_*
+    python3 lab/best_06.py --add A.csv ...      those and more sweeps (e.g. a fresh best_sweep run)
+    python3 lab/best_06.py --sms 132 A.csv ...  other sweeps only; the CSVs of `tools/best_sweep.py run`
+                                                (DIR/06_tensor_core_wmma.rR.csv) form one sweep per
+                                                folder, a variant timed in several rounds counting
+                                                with its median
 
 Candidate names are the variant names of the sweeps (lab/tune_06 prints the configurations).
 The rates it prints are the ones to copy into kernels.cuh.
@@ -65,16 +71,28 @@ def work_per_sm(shape, bm, bn, sms):
     return math.ceil(tiles / sms) * bm * bn * k
 
 
+def sweep_name(path):
+    """lab/calib/NAME_*.csv: NAME; DIR/06_tensor_core_wmma*.csv (tools/best_sweep.py): DIR."""
+    base = os.path.basename(path)
+    if base.startswith("06_tensor_core_wmma"):
+        return os.path.basename(os.path.dirname(os.path.abspath(path)))
+    return base.split("_")[0]
+
+
 def load(paths):
-    """{(sweep, shape): {variant: ms}} and the precision of each variant."""
-    times, dtype = {}, {}
+    """{(sweep, shape): {variant: ms}} (the median where a sweep timed a variant more than once) and
+    the precision of each variant."""
+    runs, dtype = {}, {}
     for p in paths:
-        sweep = os.path.basename(p).split("_")[0]
+        sweep = sweep_name(p)
         with open(p, newline="") as f:
             for r in csv.DictReader(f):
+                if r.get("status") == "FAIL" or not r.get("ms_median"):
+                    continue
                 shape = (int(r["M"]), int(r["N"]), int(r["K"]))
-                times.setdefault((sweep, shape), {})[r["variant"]] = float(r["ms_median"])
+                runs.setdefault((sweep, shape), {}).setdefault(r["variant"], []).append(float(r["ms_median"]))
                 dtype[r["variant"]] = r["dtype"]
+    times = {key: {v: statistics.median(ms) for v, ms in t.items()} for key, t in runs.items()}
     return times, dtype
 
 
@@ -107,9 +125,13 @@ def choose(prec, shape, rate, sms):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("csv", nargs="*", help="sweep CSVs (default: lab/calib/*.csv)")
+    ap.add_argument("--add", nargs="+", default=[], help="sweep CSVs to add to the default ones")
     ap.add_argument("--sms", type=int, default=132, help="SMs of the GPU the sweeps ran on (H200: 132)")
     a = ap.parse_args(argv)
-    paths = a.csv or sorted(glob.glob(os.path.join(HERE, "calib", "*.csv")))
+    default = (sorted(glob.glob(os.path.join(HERE, "calib", "*.csv"))) +
+               sorted(glob.glob(os.path.join(HERE, "..", "..", "results", "h200", "sweeps", "after_*",
+                                             "06_tensor_core_wmma*.csv"))))
+    paths = (a.csv or default) + a.add
     if not paths:
         print("best_06.py: no sweep CSVs found", file=sys.stderr)
         return 2
