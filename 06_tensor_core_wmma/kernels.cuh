@@ -93,7 +93,8 @@ wb::KernelInfo ring_info() {
 //     one-stage step 3, with its small shared footprint, is as fast as the ring.
 // So every candidate carries a measured rate per path, and `best` runs the one with the smallest
 // wb::busiest_sm_time. Rates: G multiply-adds per second per SM at full load, medians over sweeps
-// of random shapes (lab/best_06.py computes them from the sweeps in lab/calib).
+// of random shapes (lab/best_06.py computes them from the sweeps in lab/calib and the ladder sweeps
+// of results/h200/sweeps).
 struct PathRates {
     double vec16;        // rows of A and B 16-byte aligned: 16-byte copies (cp.async from sm_80)
     double elementwise;  // otherwise
@@ -123,12 +124,12 @@ inline const BestCandidate<HgemmFn> kHgemmCandidates[] = {
                                   {1079, 480}, {1079, 480}),
     candidate<Wmma128x128_padded>("wmma_smem_skewed",
         launch_wmma_tiled<Wmma128x128_padded, wb::Pipeline::single_buffer, Epilogue::fragments_to_global>,
-        {783, 462}, {783, 462}),
+        {783, 458}, {783, 458}),
     candidate<Wmma64x64_3stage>("wmma_64x64", ring_launcher<Wmma64x64_3stage>(), {604, 255}, {604, 255}),
 };
 inline const BestCandidate<SgemmFn> kTf32Candidates[] = {
     candidate<Mma128x128_k32_2stage>("tf32_mma_sync", launch_mma_tf32<Mma128x128_k32_2stage, kBand>,
-                                     {591, 442}, {591, 442}),
+                                     {591, 431}, {591, 431}),
     candidate<Mma64x64_k32_3stage>("mma_64x64", launch_mma_tf32<Mma64x64_k32_3stage, kBand>,
                                    {433, 236}, {433, 236}),
 };
