@@ -89,7 +89,7 @@ fi
 
 # ---- CUTLASS: chapter 07's CUTLASS rows ----------------------------------------------------------
 if [ "${WB_CUTLASS:-}" = 0 ] || [ "${CUTLASS:-}" = 0 ]; then
-  found "CUTLASS turned off (CUTLASS=0): chapter 07 builds without its CUTLASS rows"
+  [ "$all" -eq 1 ] && echo "off: CUTLASS (CUTLASS=0): chapter 07 builds without its CUTLASS rows"
 else
   if [ -n "${WB_CUTLASS_INC+set}" ]; then
     cutlass_inc=$WB_CUTLASS_INC

@@ -6,12 +6,21 @@ the notes use from the top (make 03, make test-03, make check-env, make profile-
 a chapter folder; profile and sanitize without their tool say which one is missing and how to get
 it, before anything is built. No GPU and no compiler run: every build is only printed (make -n).
 
+The set-up: each missing dependency (nvcc, Catch2, OpenBLAS, matplotlib, CUTLASS) gets one line
+with the command that installs it, from `make`, `make check-env` and `make deps` alike (missing
+ones simulated: an empty CATCH2_INC, a compiler that links nothing, a python3 without matplotlib);
+.ci/run runs the README's marked blocks and nothing else; tools/setup.sh runs apt-get with sudo only
+when not root, installs only what is missing, and pip only where apt cannot serve (fake apt-get,
+sudo, dpkg-query and python3 on the PATH: nothing is installed).
+
 Run: tools/test_make_hints.py. Ends with "[test_make_hints] test cases: P passed, F failed,
 S skipped" (tools/wb_unittest.py). Exit status 1 on a failure.
 """
 import glob
 import os
 import re
+import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -40,12 +49,16 @@ def make(*args, cwd=ROOT, env_extra=None):
                           capture_output=True, text=True, timeout=120)
 
 
-def fake_tool(folder, name):
+def fake_tool(folder, name, body='echo fake "$@"'):
     path = os.path.join(folder, name)
     with open(path, "w") as f:
-        f.write("#!/bin/sh\necho fake \"$@\"\n")
+        f.write("#!/bin/sh\n" + body + "\n")
     os.chmod(path, stat.S_IRWXU)
     return path
+
+
+# The install command a missing-dependency line gives this user: sudo only when not root and present.
+SUDO = "" if os.geteuid() == 0 or not shutil.which("sudo") else "sudo "
 
 
 class BadChapterNumbers(unittest.TestCase):
@@ -174,6 +187,285 @@ class MissingTools(unittest.TestCase):
         result = make("profile-01")
         self.assertEqual(result.returncode, 2)
         self.assertIn("runs on the CPU only", result.stderr)
+
+
+class DependencyLines(unittest.TestCase):
+    """One line per missing dependency, and the command that installs it (tools/check_deps.sh)."""
+    KINDS = ("found: ", "missing: ", "missing (optional): ", "off: ")
+
+    def deps(self, *args, env_extra=None):
+        result = make("deps", *args, env_extra=env_extra)
+        for line in result.stdout.splitlines():
+            self.assertTrue(line.startswith(self.KINDS), line)
+        return result
+
+    def line(self, result, name):
+        lines = [l for l in result.stdout.splitlines() if l.split(": ", 1)[-1].startswith(name)
+                 or re.match(r"^[a-z ()]+: " + re.escape(name), l)]
+        self.assertEqual(len(lines), 1, f"{name}: {result.stdout}")
+        return lines[0]
+
+    def test_every_dependency_has_one_line(self):
+        result = self.deps()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for name in ("nvcc", "Catch2", "OpenBLAS", "matplotlib", "CUTLASS"):
+            with self.subTest(name=name):
+                self.line(result, name)
+
+    def test_missing_catch2_is_the_same_line_everywhere(self):
+        with tempfile.TemporaryDirectory() as empty:
+            expected = (f"missing: Catch2 (make test; the programs build without it): {SUDO}apt-get install -y "
+                        f"catch2, or set CATCH2_INC=/path/to/include (CATCH2_INC={empty} holds no catch2/)")
+            result = self.deps(f"CATCH2_INC={empty}")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(self.line(result, "Catch2"), expected)
+            # A test build stops with that line; the chapter's program still builds (-B: every
+            # recipe is expanded, -n: none runs).
+            ch = chapter("03")
+            test_build = make("-n", "-B", "-C", ch, f"test_{ch}", f"CATCH2_INC={empty}")
+            self.assertEqual(test_build.returncode, 2, test_build.stdout[-500:] + test_build.stderr)
+            self.assertIn(expected, test_build.stderr)
+            self.assertEqual(len([l for l in test_build.stderr.splitlines() if "Catch2" in l]), 1)
+            program = make("-n", "-B", "-C", ch, ch, f"CATCH2_INC={empty}")
+            self.assertEqual(program.returncode, 0, program.stderr)
+            self.assertNotIn("Catch2", program.stderr)
+            common = make("-n", "-B", "-C", "common", "tests", f"CATCH2_INC={empty}")
+            self.assertEqual(common.returncode, 2)
+            self.assertIn(expected, common.stderr)
+
+    def test_missing_openblas_is_optional(self):
+        with tempfile.TemporaryDirectory() as folder:
+            cxx = fake_tool(folder, "g++-that-links-nothing", "exit 1")
+            result = self.deps(f"CXX={cxx}")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(self.line(result, "OpenBLAS"),
+                             "missing (optional): OpenBLAS (chapter 01's BLAS baseline; without it that column "
+                             f"shows -): {SUDO}apt-get install -y libopenblas-dev")
+
+    def test_matplotlib_for_the_python3_make_report_uses(self):
+        with tempfile.TemporaryDirectory() as folder:
+            python = fake_tool(folder, "python3", "exit 1")  # imports nothing
+            result = self.deps(env_extra={"PATH": folder + os.pathsep + os.environ["PATH"]})
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(self.line(result, "matplotlib"),
+                             f"missing (optional): matplotlib for {python} (make report's plots; the tables "
+                             f"are made without it): {python} -m pip install matplotlib")
+
+    def test_cutlass_missing_found_and_off(self):
+        with tempfile.TemporaryDirectory() as folder:
+            result = self.deps(f"CUTLASS_INC={folder}")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(self.line(result, "CUTLASS"),
+                             "missing (optional): CUTLASS (chapter 07's CUTLASS rows; the chapter builds and tests "
+                             "without them): bash tools/setup.sh --cutlass, or set CUTLASS_INC=/path/to/cutlass/include")
+            os.makedirs(os.path.join(folder, "cutlass"))
+            open(os.path.join(folder, "cutlass", "cutlass.h"), "w").close()
+            self.assertEqual(self.line(self.deps(f"CUTLASS_INC={folder}"), "CUTLASS"), f"found: CUTLASS ({folder})")
+            self.assertTrue(self.line(self.deps(f"CUTLASS_INC={folder}", "CUTLASS=0"), "CUTLASS").startswith(
+                "off: CUTLASS (CUTLASS=0)"))
+
+    def test_missing_nvcc_stops_make_before_any_compile(self):
+        expected = "missing: nvcc (the CUDA toolkit, looked for /nonexistent/nvcc): install the CUDA toolkit"
+        result = make("deps", "NVCC=/nonexistent/nvcc")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn(expected, result.stdout)
+        # A real `make`: the line, then it stops. Were it to go on, the host compiler would rebuild the
+        # common library's objects, so they are pointed at a folder of their own.
+        with tempfile.TemporaryDirectory() as build:
+            result = make("NVCC=/nonexistent/nvcc", f"WB_BUILD={build}")
+            self.assertEqual(os.listdir(build), [])
+        self.assertEqual(result.returncode, 2, result.stdout[-500:])
+        self.assertTrue(result.stdout.startswith(expected), result.stdout[:500])
+        self.assertNotIn("/nonexistent/nvcc -", result.stdout)
+
+    def first_line_of_make_n(self):
+        """The first command `make -n` prints; the rest (every chapter, slow to print) is not awaited."""
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+        proc = subprocess.Popen(["make", "--no-print-directory", "ARCH=sm_90", "-n"], cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+        try:
+            return proc.stdout.readline()
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait()
+            proc.stdout.close()
+
+    def test_make_and_check_env_start_with_the_lines(self):
+        first = self.first_line_of_make_n()
+        self.assertIn("tools/check_deps.sh", first)
+        self.assertNotIn("--all", first)
+        lines = make("-n", "check-env").stdout.splitlines()
+        at = [i for i, l in enumerate(lines) if "tools/check_deps.sh --all" in l]
+        runs = [i for i, l in enumerate(lines) if f"./{chapter('00')}/{chapter('00')}" in l]
+        self.assertEqual(len(at), 1, lines)
+        self.assertTrue(runs and at[0] < runs[0], lines)
+        self.assertNotIn("check_deps", make("-n", "03").stdout)  # one chapter: no lines
+
+
+def readme_blocks(path):
+    """{name: [lines]} of the fenced blocks after `<!-- ci:NAME -->` lines, read independently of .ci/run."""
+    blocks, lines = {}, open(path, encoding="utf-8").read().splitlines()
+    for i, line in enumerate(lines):
+        m = re.fullmatch(r"<!-- ci:(\w+) -->", line)
+        if m:
+            j = i + 1
+            while not lines[j].strip():
+                j += 1
+            assert lines[j].startswith("```"), f"{path}: block {m.group(1)} is not followed by a fence"
+            end = lines.index("```", j + 1)
+            blocks[m.group(1)] = lines[j + 1:end]
+    return blocks
+
+
+class ReadmeCommands(unittest.TestCase):
+    """.ci/run runs the README's set-up and test commands verbatim, and stops when they are not there."""
+    CI = os.path.join(ROOT, ".ci", "run")
+
+    def show(self, readme=None):
+        env = dict(os.environ, **({"WB_README": readme} if readme else {}))
+        return subprocess.run(["bash", self.CI, "--show"], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=60)
+
+    def sections(self, text):
+        out, name = {}, None
+        for line in text.splitlines():
+            if line.startswith("== "):
+                name = line[3:]
+                out[name] = []
+            else:
+                out[name].append(line)
+        return out
+
+    def test_ci_runs_what_the_readme_says(self):
+        result = self.show()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        shown = self.sections(result.stdout)
+        blocks = readme_blocks(os.path.join(ROOT, "README.md"))
+        for name in ("setup", "test", "cutlass"):
+            with self.subTest(block=name):
+                self.assertEqual(shown[name], blocks[name])
+        self.assertEqual(blocks["setup"], ["bash tools/setup.sh"])
+        self.assertIn("make test", [c.strip() for c in " && ".join(blocks["test"]).split("&&")])
+        self.assertIn("make CUTLASS=0 test-07", shown["cutlass-checks"])
+        self.assertIn("make test-07", shown["cutlass-checks"])
+        self.assertEqual(shown["cuda12"], ["bash tools/check_cuda12_api.sh"])
+
+    def test_the_chinese_readme_gives_the_same_commands(self):
+        self.assertEqual(readme_blocks(os.path.join(ROOT, "README.zh-CN.md")),
+                         readme_blocks(os.path.join(ROOT, "README.md")))
+
+    def test_a_missing_or_broken_block_stops_ci(self):
+        text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+        planted = {
+            "no test marker": text.replace("<!-- ci:test -->\n", ""),
+            "marker not followed by a fence": text.replace("<!-- ci:setup -->\n", "<!-- ci:setup -->\nrun this:\n"),
+            "marker twice": text + "\n<!-- ci:setup -->\n```\nrm -rf /\n```\n",
+            "empty block": text.replace("<!-- ci:cutlass -->\n```\n" + "\n".join(readme_blocks(
+                os.path.join(ROOT, "README.md"))["cutlass"]) + "\n```", "<!-- ci:cutlass -->\n```\n```"),
+        }
+        with tempfile.TemporaryDirectory() as folder:
+            for what, body in planted.items():
+                with self.subTest(planted=what):
+                    self.assertNotEqual(body, text)
+                    path = os.path.join(folder, "README.md")
+                    with open(path, "w", encoding="utf-8") as f:
+                        f.write(body)
+                    result = self.show(path)
+                    self.assertEqual(result.returncode, 2, result.stdout)
+                    self.assertRegex(result.stderr, r"^ci: .* has no usable block for step '\w+'")
+                    self.assertEqual(result.stdout, "")
+
+
+class SetupScript(unittest.TestCase):
+    """tools/setup.sh with fake apt-get, sudo, dpkg-query and python3 first on the PATH."""
+    SETUP = os.path.join(ROOT, "tools", "setup.sh")
+    PACKAGES = "g++ make catch2 libopenblas-dev python3 python3-matplotlib"
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.folder)
+        self.log = os.path.join(self.folder, "calls.log")
+        self.os_release = os.path.join(self.folder, "os-release")
+        with open(self.os_release, "w") as f:
+            f.write('PRETTY_NAME="Ubuntu 24.04.1 LTS"\nID=ubuntu\nID_LIKE=debian\n')
+        # Records its arguments: the calls can be read back and nothing is installed.
+        fake_tool(self.folder, "apt-get", f'echo "apt-get $*" >>{self.log}')
+        fake_tool(self.folder, "dpkg-query", "exit 1")  # nothing installed
+
+    def setup(self, *args, as_user="root", path_first=None, env_extra=None):
+        env = dict(os.environ, WB_SETUP_OS_RELEASE=self.os_release, WB_SETUP_AS=as_user,
+                   PATH=os.pathsep.join(filter(None, [path_first, self.folder, os.environ["PATH"]])))
+        env.update(env_extra or {})
+        return subprocess.run(["bash", self.SETUP, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    def running(self, result):
+        return [l[len("setup: running: "):] for l in result.stdout.splitlines() if l.startswith("setup: running: ")]
+
+    def test_as_root_apt_get_update_then_install_without_sudo(self):
+        result = self.setup()
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertEqual(self.running(result)[:2], [
+            "apt-get update", f"env DEBIAN_FRONTEND=noninteractive apt-get install -y {self.PACKAGES}"])
+        with open(self.log) as f:
+            self.assertEqual(f.read().splitlines(), ["apt-get update", f"apt-get install -y {self.PACKAGES}"])
+        self.assertIn("found: ", result.stdout)  # it ends with check_deps.sh --all
+
+    def test_as_a_user_through_sudo(self):
+        fake_tool(self.folder, "sudo", f'echo "sudo $*" >>{self.log}')
+        result = self.setup("--dry-run", as_user="user")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertEqual(self.running(result), [
+            "sudo apt-get update", f"sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y {self.PACKAGES}"])
+        self.assertFalse(os.path.exists(self.log), "--dry-run ran a command")
+
+    def test_a_user_without_sudo_is_told_what_to_do(self):
+        if shutil.which("sudo"):
+            self.skipTest("sudo is installed here: a PATH without it cannot be made")
+        result = self.setup(as_user="user")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("not root and no sudo", result.stderr)
+        self.assertFalse(os.path.exists(self.log))
+
+    def test_installed_packages_are_left_alone(self):
+        fake_tool(self.folder, "dpkg-query", "printf 'install ok installed'")
+        result = self.setup()
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(f"setup: already installed: {self.PACKAGES}", result.stdout)
+        self.assertFalse(os.path.exists(self.log), "apt-get ran with nothing to install")
+
+    def test_other_systems_are_refused(self):
+        with open(self.os_release, "w") as f:
+            f.write('PRETTY_NAME="Fedora Linux 40"\nID=fedora\n')
+        result = self.setup()
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("Debian and Ubuntu only (this is Fedora Linux 40)", result.stderr)
+        self.assertFalse(os.path.exists(self.log))
+
+    def fake_python(self, kind, has_matplotlib=True):
+        folder = os.path.join(self.folder, "py")
+        os.makedirs(folder, exist_ok=True)
+        body = ("case \"$*\" in\n  *EXTERNALLY-MANAGED*) echo " + kind + " ;;\n"
+                + ("" if has_matplotlib else "  *'import matplotlib'*) exit 1 ;;\n") + "  *) exit 0 ;;\nesac")
+        return folder, fake_tool(folder, "python3", body)
+
+    def test_cutlass_through_pip_as_each_python3_allows(self):
+        spec = "--no-deps nvidia-cutlass==4.2.0.0"
+        for kind, flags in [("managed", "--user --break-system-packages "), ("user", "--user "), ("venv", "")]:
+            with self.subTest(python=kind):
+                folder, python = self.fake_python(kind)
+                result = self.setup("--dry-run", "--cutlass", path_first=folder)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertEqual(self.running(result)[-1], f"{python} -m pip install {flags}{spec}")
+                self.assertEqual("PEP 668" in result.stdout, kind == "managed")
+        folder, _ = self.fake_python("user")
+        self.assertFalse(any("pip" in c for c in self.running(self.setup("--dry-run", path_first=folder))))
+
+    def test_matplotlib_through_pip_only_for_another_python3(self):
+        folder, python = self.fake_python("user", has_matplotlib=False)
+        result = self.setup("--dry-run", path_first=folder)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(self.running(result)[-1], f"{python} -m pip install matplotlib")
 
 
 if __name__ == "__main__":
