@@ -1,12 +1,12 @@
 // 09_hopper_wgmma - Hopper tensor cores as cuBLAS drives them: TMA, wgmma, mbarrier rings, warp
-// specialization, persistent blocks. FP16 and BF16 inputs, FP32 accumulation; sm_90a only.
+// specialization, persistent blocks. FP16 and BF16 inputs with FP32 accumulation, and TF32; sm_90a only.
 // Run: make 09 && ./09_hopper_wgmma [--size 4096] [--variant persistent] (--help lists all)
 #include <cstdio>
 
 #include "kernels.cuh"
 
 int main(int argc, char** argv) {
-    wb::Chapter ch{"09_hopper_wgmma", {}, kHgemmVariants, kBgemmVariants};
+    wb::Chapter ch{"09_hopper_wgmma", kTf32Variants, kHgemmVariants, kBgemmVariants};
     ch.default_shapes = {{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}};
     const wb::Options opt = wb::parse_or_exit(ch, argc, argv);
     // The kernels are built for sm_90a: they run on compute capability 9.0 and on nothing else.

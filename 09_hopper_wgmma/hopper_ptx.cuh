@@ -146,7 +146,7 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 }
 
 // ---- The wgmma instructions the ladder uses ------------------------------------------------------
-// m64nNk16 with FP32 accumulators and FP16 or BF16 inputs. The trailing immediates are
+// FP16 / BF16: m64nNk16 with FP32 accumulators. The trailing immediates are
 // scale-a = 1, scale-b = 1 (no negation), trans-a = 0 (A is K-major), trans-b = 1 (B is MN-major:
 // our row-major B holds consecutive n in a row). `accumulate` = 0 computes D = A*B (the old D is
 // ignored), 1 computes D += A*B.
@@ -234,14 +234,40 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
     }
 }
 
-// The accumulator of one warpgroup for a 64 x N tile: the wgmma for N = 128 or 256.
+// TF32: FP32 values in shared memory of which the tensor core uses the top 19 bits (sign, 8-bit
+// exponent, 10-bit mantissa), k = 8 per instruction. TF32 has no transpose immediates: both A and
+// B must be K-major, so chapter 09 hands it a transposed copy of B (kernels.cuh).
+__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " WB_WGMMA_REGS_64 ", %64, %65, p, 1, 1;\n}\n"
+        : WB_WGMMA_ACC_64(d)
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " WB_WGMMA_REGS_128 ", %128, %129, p, 1, 1;\n}\n"
+        : WB_WGMMA_ACC_128(d)
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+// One k-step of a 64 x N tile for one warpgroup: k = 16 for FP16/BF16, k = 8 for TF32 (T = float).
 template <class T, int N>
-__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+__device__ __forceinline__ void wgmma_m64(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
     static_assert(N == 128 || N == 256, "the ladder issues n = 128 or n = 256");
-    if constexpr (N == 128)
-        wgmma_m64n128k16<T>(d, desc_a, desc_b, accumulate);
-    else
-        wgmma_m64n256k16<T>(d, desc_a, desc_b, accumulate);
+    if constexpr (std::is_same_v<T, float>) {
+        if constexpr (N == 128)
+            wgmma_m64n128k8_tf32(d, desc_a, desc_b, accumulate);
+        else
+            wgmma_m64n256k8_tf32(d, desc_a, desc_b, accumulate);
+    } else {
+        if constexpr (N == 128)
+            wgmma_m64n128k16<T>(d, desc_a, desc_b, accumulate);
+        else
+            wgmma_m64n256k16<T>(d, desc_a, desc_b, accumulate);
+    }
 }
 
 }  // namespace hopper

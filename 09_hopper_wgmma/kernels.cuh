@@ -43,30 +43,39 @@
 namespace hopper {
 
 // ---- The configurations of the ladder --------------------------------------------------------------
-// WgmmaTiling<BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT> (wgmma_steps.cuh). Shared memory per
-// stage: (BM + BN) * 64 * 2 bytes.
-using Wgmma64x128 = WgmmaTiling<64, 128, 4, 1, false, false>;          // step 1: 96 KB
-using Wgmma128x256 = WgmmaTiling<128, 256, 4, 2, false, false>;        // step 2: 192 KB
-using WarpSpecialized128x256 = WgmmaTiling<128, 256, 4, 2, true, false>;  // step 3
-using Persistent128x256 = WgmmaTiling<128, 256, 4, 2, true, true>;     // step 4
+// WgmmaTiling<T, BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT> (wgmma_steps.cuh). Shared memory
+// per stage: (BM + BN) * 128 bytes, whatever the input type.
+template <class T> using Wgmma64x128 = WgmmaTiling<T, 64, 128, 4, 1, false, false>;               // step 1: 96 KB
+template <class T> using Wgmma128x256 = WgmmaTiling<T, 128, 256, 4, 2, false, false>;             // step 2: 192 KB
+template <class T> using WarpSpecialized128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, false>;    // step 3
+template <class T> using Persistent128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, true>;          // steps 4, 6
 
 constexpr int kBand = 8;  // tile rows per band of the tile order (wb::tile_of_block)
 
-// The shared part of every launcher: make A and B readable by TMA (padding copies where needed),
-// describe them, and launch KERNEL with the grid the configuration asks for.
-template <class Cfg, class T, auto KERNEL>
-void launch_wgmma(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C, cudaStream_t stream) {
-    // Scratch for the padded copies, A's first (both may be needed at once).
-    const bool pad_a = !tma_can_read(A, size_t(K)), pad_b = !tma_can_read(B, size_t(N));
-    const size_t a_pad = pad_a ? size_t(M) * padded_pitch<T>(K) : 0;
-    const size_t b_pad = pad_b ? size_t(K) * padded_pitch<T>(N) : 0;
-    T* scratch = (pad_a || pad_b) ? static_cast<T*>(pad_workspace((a_pad + b_pad) * sizeof(T) + 16)) : nullptr;
+// The shared part of every launcher: make A and B readable by TMA (padded or transposed copies
+// where needed), describe them, and launch KERNEL with the grid the configuration asks for.
+template <class Cfg, auto KERNEL>
+void launch_wgmma(int M, int N, int K, float alpha, const typename Cfg::T* A, const typename Cfg::T* B, float beta,
+                  float* C, cudaStream_t stream) {
+    using T = typename Cfg::T;
+    // Scratch for the copies, A's first (both may be needed at once). TF32 always copies B: its
+    // transpose, N x K, with the pitch rounded up to 16 bytes.
+    const bool pad_a = !tma_can_read(A, size_t(K));
+    const bool copy_b = Cfg::B_K_MAJOR || !tma_can_read(B, size_t(N));
+    const size_t a_elems = pad_a ? size_t(M) * padded_pitch<T>(K) : 0;
+    const size_t b_elems = !copy_b ? 0 : Cfg::B_K_MAJOR ? size_t(N) * padded_pitch<T>(K) : size_t(K) * padded_pitch<T>(N);
+    T* scratch = (pad_a || copy_b) ? static_cast<T*>(pad_workspace((a_elems + b_elems) * sizeof(T) + 16)) : nullptr;
     const TmaOperand<T> a = tma_operand(A, M, K, scratch, stream);
-    const TmaOperand<T> b = tma_operand(B, K, N, scratch + a_pad, stream);
 
     WgmmaParams p;
-    p.map_a = make_tile_map(a.base, M, K, a.pitch, Cfg::BM, 64);
-    p.map_b = make_tile_map(b.base, K, N, b.pitch, Cfg::BK, 64);
+    p.map_a = make_tile_map(a.base, M, K, a.pitch, Cfg::BM, Cfg::BK);
+    if constexpr (Cfg::B_K_MAJOR) {
+        const TmaOperand<T> bt = transposed_operand(B, K, N, scratch + a_elems, stream);
+        p.map_b = make_tile_map(bt.base, N, K, bt.pitch, Cfg::BN, Cfg::BK);
+    } else {
+        const TmaOperand<T> b = tma_operand(B, K, N, scratch + a_elems, stream);
+        p.map_b = make_tile_map(b.base, K, N, b.pitch, Cfg::BK, 64);
+    }
     p.M = M;
     p.N = N;
     p.K = K;
@@ -87,20 +96,22 @@ void launch_wgmma(int M, int N, int K, float alpha, const T* A, const T* B, floa
     wb::launch_tiled<KERNEL, Cfg::THREADS, Cfg::SMEM_BYTES>(p, grid, stream);
 }
 
-template <class Cfg, class T>
-void run_step(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C, cudaStream_t stream) {
+// The launcher of a ladder row: the harness's signature for the configuration's input type.
+template <class Cfg>
+void run_step(int M, int N, int K, float alpha, const typename Cfg::T* A, const typename Cfg::T* B, float beta,
+              float* C, cudaStream_t stream) {
     if constexpr (Cfg::PRODUCER)
-        launch_wgmma<Cfg, T, wgmma_specialized<Cfg, T>>(M, N, K, alpha, A, B, beta, C, stream);
+        launch_wgmma<Cfg, wgmma_specialized<Cfg>>(M, N, K, alpha, A, B, beta, C, stream);
     else
-        launch_wgmma<Cfg, T, wgmma_pipelined<Cfg, T>>(M, N, K, alpha, A, B, beta, C, stream);
+        launch_wgmma<Cfg, wgmma_pipelined<Cfg>>(M, N, K, alpha, A, B, beta, C, stream);
 }
 
-template <class Cfg, class T>
+template <class Cfg>
 wb::KernelInfo info() {
     if constexpr (Cfg::PRODUCER)
-        return {(const void*)wgmma_specialized<Cfg, T>, Cfg::THREADS, Cfg::SMEM_BYTES};
+        return {(const void*)wgmma_specialized<Cfg>, Cfg::THREADS, Cfg::SMEM_BYTES};
     else
-        return {(const void*)wgmma_pipelined<Cfg, T>, Cfg::THREADS, Cfg::SMEM_BYTES};
+        return {(const void*)wgmma_pipelined<Cfg>, Cfg::THREADS, Cfg::SMEM_BYTES};
 }
 
 }  // namespace hopper
@@ -108,22 +119,31 @@ wb::KernelInfo info() {
 // ---- The ladder ---------------------------------------------------------------------------------------
 // Every row needs compute capability 9.0 exactly (sm_90a code runs on no other GPU); the program
 // checks that before it starts (09_hopper_wgmma.cu).
-// One table per input type, built from the same rows.
+// One table per 16-bit input type, built from the same rows.
 template <class T>
 std::vector<wb::Gemm16Variant<T>> hopper_ladder() {
+    using namespace hopper;
     return {
-        {"wgmma_64x128", hopper::run_step<hopper::Wgmma64x128, T>,
-         "TMA ring of 4 stages + one warpgroup issuing m64n128k16 wgmmas; thread 0 copies", hopper::info<hopper::Wgmma64x128, T>(), 90},
-        {"wgmma_128x256", hopper::run_step<hopper::Wgmma128x256, T>,
-         "two warpgroups, 128 x 256 tile, m64n256k16 (128 accumulators per thread)", hopper::info<hopper::Wgmma128x256, T>(), 90},
-        {"warp_specialized", hopper::run_step<hopper::WarpSpecialized128x256, T>,
+        {"wgmma_64x128", run_step<Wgmma64x128<T>>,
+         "TMA ring of 4 stages + one warpgroup issuing m64n128k16 wgmmas; thread 0 copies", info<Wgmma64x128<T>>(), 90},
+        {"wgmma_128x256", run_step<Wgmma128x256<T>>,
+         "two warpgroups, 128 x 256 tile, m64n256k16 (128 accumulators per thread)", info<Wgmma128x256<T>>(), 90},
+        {"warp_specialized", run_step<WarpSpecialized128x256<T>>,
          "producer warpgroup (TMA only, setmaxnreg 40) + two consumer warpgroups (232)",
-         hopper::info<hopper::WarpSpecialized128x256, T>(), 90},
-        {"persistent", hopper::run_step<hopper::Persistent128x256, T>,
+         info<WarpSpecialized128x256<T>>(), 90},
+        {"persistent", run_step<Persistent128x256<T>>,
          "one block per SM over all tiles in bands of 8 rows; copies run ahead into the next tile",
-         hopper::info<hopper::Persistent128x256, T>(), 90},
+         info<Persistent128x256<T>>(), 90},
     };
 }
 
 inline const std::vector<wb::HgemmVariant> kHgemmVariants = hopper_ladder<__half>();
 inline const std::vector<wb::BgemmVariant> kBgemmVariants = hopper_ladder<__nv_bfloat16>();
+
+// Step 6: TF32 through wgmma (k = 8) on FP32 inputs, the persistent pipeline of step 4; B reaches
+// it transposed (a copy inside the timed call: TF32 wgmma has no transposed B).
+inline const std::vector<wb::SgemmVariant> kTf32Variants = {
+    {"tf32_persistent", hopper::run_step<hopper::Persistent128x256<float>>,
+     "step 4's pipeline on FP32 inputs read as TF32 (m64n256k8), B transposed first", wb::Precision::tf32,
+     hopper::info<hopper::Persistent128x256<float>>(), 90},
+};

@@ -122,4 +122,32 @@ TmaOperand<T> tma_operand(const T* m, size_t rows, size_t cols, T* scratch, cuda
     return {scratch, pitch};
 }
 
+// ---- The transposed copy (TF32) -----------------------------------------------------------------------
+// B (rows x cols, packed) -> B^T (cols x rows) with `pitch` elements per row. Through a 32 x 33
+// shared tile so that both the reads and the writes walk along rows (the extra column keeps the
+// column reads of the tile off a single bank).
+template <class T>
+__global__ void transpose_to_pitch(const T* __restrict__ src, int rows, int cols, T* __restrict__ dst, size_t pitch) {
+    __shared__ T tile[32][33];
+    const int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32;
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+        const int r = r0 + i, c = c0 + threadIdx.x;
+        if (r < rows && c < cols) tile[i][threadIdx.x] = src[size_t(r) * cols + c];
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+        const int c = c0 + i, r = r0 + threadIdx.x;  // row c of the transpose, column r
+        if (c < cols && r < rows) dst[size_t(c) * pitch + r] = tile[threadIdx.x][i];
+    }
+}
+
+template <class T>
+TmaOperand<T> transposed_operand(const T* m, int rows, int cols, T* scratch, cudaStream_t stream) {
+    const size_t pitch = padded_pitch<T>(size_t(rows));
+    const dim3 grid(wb::ceil_div(cols, 32), wb::ceil_div(rows, 32));
+    transpose_to_pitch<<<grid, dim3(32, 8), 0, stream>>>(m, rows, cols, scratch, pitch);
+    WB_LAUNCH_CHECK();
+    return {scratch, pitch};
+}
+
 }  // namespace hopper

@@ -44,26 +44,28 @@ std::vector<wb::test::GemmCase> hopper_cases() {
 // A step run with K cut short by one k-step: the last products are missing.
 template <class T>
 void drops_last_k(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C, cudaStream_t st) {
-    hopper::run_step<hopper::Persistent128x256, T>(M, N, K > 16 ? K - 16 : K, alpha, A, B, beta, C, st);
+    hopper::run_step<hopper::Persistent128x256<T>>(M, N, K > 16 ? K - 16 : K, alpha, A, B, beta, C, st);
 }
 // The rows of A shifted by one: a wrong box coordinate.
 template <class T>
 void shifted_rows(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C, cudaStream_t st) {
-    hopper::run_step<hopper::Wgmma64x128, T>(M - 1, N, K, alpha, A + K, B, beta, C, st);
+    hopper::run_step<hopper::Wgmma64x128<T>>(M - 1, N, K, alpha, A + K, B, beta, C, st);
 }
 
 }  // namespace
 
-TEST_CASE("09: every step is right on every shape of the spec, FP16 and BF16", "[gpu][09]") {
+TEST_CASE("09: every step is right on every shape of the spec, FP16, BF16 and TF32", "[gpu][09]") {
     REQUIRE_HOPPER();
     wb::test::check_variants(kHgemmVariants);
     wb::test::check_variants(kBgemmVariants);
+    wb::test::check_variants(kTf32Variants);
 }
 
 TEST_CASE("09: every step is right on the shapes of TMA's edges, rings and persistent tiles", "[gpu][09]") {
     REQUIRE_HOPPER();
     wb::test::check_variants(kHgemmVariants, hopper_cases(), 21);
     wb::test::check_variants(kBgemmVariants, hopper_cases(), 22);
+    wb::test::check_variants(kTf32Variants, hopper_cases(), 23);
 }
 
 TEST_CASE("09: misaligned pointers go through the padded copy and stay right", "[gpu][09]") {
@@ -105,7 +107,9 @@ TEST_CASE("09: the check catches planted bugs", "[gpu][09]") {
     for (wb::Shape s : {wb::Shape{300, 520, 200}, wb::Shape{2048, 2048, 600}}) {
         INFO("shape " << wb::to_string(s));
         wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
-        CHECK(prob.verify(hopper::run_step<hopper::Persistent128x256, __half>).pass);
+        CHECK(prob.verify(hopper::run_step<hopper::Persistent128x256<__half>>).pass);
+        CHECK(prob.verify(hopper::run_step<hopper::Persistent128x256<float>>, wb::Precision::tf32).pass);
+        CHECK_FALSE(prob.verify(drops_last_k<float>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(drops_last_k<__half>).pass);
         CHECK_FALSE(prob.verify(shifted_rows<__half>).pass);
         CHECK_FALSE(prob.verify(drops_last_k<__nv_bfloat16>).pass);
@@ -144,11 +148,17 @@ TEST_CASE("09: the padded copy is used exactly when TMA cannot read a matrix", "
 
 TEST_CASE("09: every step's shared memory and threads fit one H200 block", "[09]") {
     using namespace hopper;
-    CHECK(Wgmma64x128::SMEM_BYTES == 4 * (64 + 128) * 128 + 64 + 1024);
-    CHECK(Wgmma64x128::THREADS == 128);
-    CHECK(Wgmma128x256::THREADS == 256);
-    CHECK(WarpSpecialized128x256::THREADS == 384);
-    CHECK(Persistent128x256::SMEM_BYTES <= 227 * 1024);
+    CHECK(Wgmma64x128<__half>::SMEM_BYTES == 4 * (64 + 128) * 128 + 64 + 1024);
+    CHECK(Wgmma64x128<__half>::THREADS == 128);
+    CHECK(Wgmma128x256<__half>::THREADS == 256);
+    CHECK(WarpSpecialized128x256<__half>::THREADS == 384);
+    CHECK(Persistent128x256<__half>::SMEM_BYTES <= 227 * 1024);
+    // TF32: the same bytes per stage (128 bytes of k), half the k.
+    CHECK(Persistent128x256<float>::SMEM_BYTES == Persistent128x256<__half>::SMEM_BYTES);
+    CHECK(Persistent128x256<float>::BK == 32);
+    CHECK(Persistent128x256<float>::K_STEP == 8);
+    CHECK(Persistent128x256<float>::B_K_MAJOR);
+    CHECK_FALSE(Persistent128x256<__nv_bfloat16>::B_K_MAJOR);
     // Registers after setmaxnreg: 128 * 40 (producer) + 256 * 232 (consumers) within the SM's 64 K.
     CHECK(128 * 40 + 2 * 128 * 232 <= 65536);
     CHECK(kHgemmVariants.size() == kBgemmVariants.size());

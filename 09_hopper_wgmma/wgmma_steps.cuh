@@ -15,30 +15,40 @@
 
 #include "../common/gemm_device.cuh"
 #include "../common/gemm_tiles.cuh"
+#include <type_traits>
+
 #include "hopper_ptx.cuh"
 
 namespace hopper {
 
 // ---- One step's tiling ---------------------------------------------------------------------------
+// T         the input type: __half, __nv_bfloat16, or float (read as TF32)
 // BM x BN   the tile of C one block computes (per pass of a persistent block)
-// BK        k per stage: 64 16-bit elements = 128 bytes, exactly one row of the 128-byte swizzle
+// BK        k per stage: 128 bytes of k (64 FP16/BF16 or 32 FP32 values), exactly one row of the
+//           128-byte swizzle
 // STAGES    slots in the ring: how many k-tiles the copies may run ahead of the math
 // CONSUMERS warpgroups doing math; each owns BM / CONSUMERS rows of the tile (a multiple of 64,
 //           the m of one wgmma)
 // PRODUCER  a separate warpgroup issues the copies (warp specialization); without it thread 0
 //           issues them between its own wgmmas
 // PERSISTENT one block per SM loops over tiles instead of one block per tile
-template <int BM_, int BN_, int STAGES_, int CONSUMERS_, bool PRODUCER_, bool PERSISTENT_>
+template <class T_, int BM_, int BN_, int STAGES_, int CONSUMERS_, bool PRODUCER_, bool PERSISTENT_>
 struct WgmmaTiling {
-    static constexpr int BM = BM_, BN = BN_, BK = 64, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
+    using T = T_;
+    static constexpr int ELEM = sizeof(T);  // bytes of one input element
+    static constexpr int BM = BM_, BN = BN_, BK = 128 / ELEM, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
+    static constexpr int K_STEP = 32 / ELEM;  // k of one wgmma: 16 (FP16/BF16) or 8 (TF32), 32 bytes
+    // B is row-major K x N. FP16/BF16 wgmma reads it as it is ("MN-major", trans-b = 1); TF32 has
+    // no transpose, so it gets a transposed copy, N x K ("K-major", like A).
+    static constexpr bool B_K_MAJOR = std::is_same_v<T, float>;
     static constexpr bool PRODUCER = PRODUCER_, PERSISTENT = PERSISTENT_;
     static constexpr int WG_ROWS = BM / CONSUMERS;  // rows of C per consumer warpgroup
     static constexpr int WG_MMAS = WG_ROWS / 64;    // 64-row wgmmas per consumer and k-step
     static constexpr int THREADS = 128 * (CONSUMERS + (PRODUCER ? 1 : 0));
-    static constexpr int ELEM = 2;  // bytes of an FP16 / BF16 element
     static constexpr int A_BYTES = BM * BK * ELEM;
     static constexpr int B_BYTES = BN * BK * ELEM;
-    static constexpr int B_BOX_BYTES = 64 * BK * ELEM;  // one TMA box of B: BK rows x 64 columns
+    // One TMA box of B: MN-major, BK rows x 64 columns (128 bytes); K-major, the whole BN x BK tile.
+    static constexpr int B_BOX_BYTES = B_K_MAJOR ? B_BYTES : 64 * BK * ELEM;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     // The stages, their barriers (two 8-byte mbarriers per stage), and 1 KB to align the start:
     // the 128-byte swizzle repeats every 1024 bytes and a descriptor assumes tiles start on it.
@@ -57,7 +67,7 @@ struct WgmmaTiling {
 // straight from the kernel's parameter memory.
 struct WgmmaParams {
     CUtensorMap map_a;  // A: M rows x K columns, boxes of BM x 64
-    CUtensorMap map_b;  // B: K rows x N columns, boxes of BK x 64
+    CUtensorMap map_b;  // B: K rows x N columns, boxes of BK x 64 (TF32: B transposed, N x K, boxes of BN x BK)
     int M, N, K;
     float alpha, beta;
     float* C;
@@ -89,34 +99,40 @@ struct StageRing {
 };
 
 // The producer's work for k-tile kt of the tile at (m0, n0), into stage s: announce the bytes the
-// stage will receive, then start the copies. A takes one box (BM rows x 64 k); B, whose rows are
-// k, takes BN / 64 boxes of BK rows x 64 columns, side by side. Boxes reaching past the matrix
-// are filled with zeros and still count their full size.
+// stage will receive, then start the copies. A takes one box (BM rows x BK k); B, whose rows are
+// k, takes BN / 64 boxes of BK rows x 64 columns, side by side (TF32: one box of its transposed
+// copy, BN rows x BK k). Boxes reaching past the matrix are filled with zeros and still count
+// their full size.
 template <class Cfg>
 __device__ __forceinline__ void load_stage(const StageRing<Cfg>& ring, int s, const WgmmaParams& p, int m0, int n0, int kt) {
     mbar_arrive_expect_tx(ring.full(s), Cfg::STAGE_BYTES);
     tma_load_2d(ring.a(s), &p.map_a, ring.full(s), kt * Cfg::BK, m0);
+    if constexpr (Cfg::B_K_MAJOR) {
+        tma_load_2d(ring.b(s), &p.map_b, ring.full(s), kt * Cfg::BK, n0);
+    } else {
 #pragma unroll
-    for (int j = 0; j < Cfg::BN / 64; ++j)
-        tma_load_2d(ring.b(s) + j * Cfg::B_BOX_BYTES, &p.map_b, ring.full(s), n0 + 64 * j, kt * Cfg::BK);
+        for (int j = 0; j < Cfg::BN / 64; ++j)
+            tma_load_2d(ring.b(s) + j * Cfg::B_BOX_BYTES, &p.map_b, ring.full(s), n0 + 64 * j, kt * Cfg::BK);
+    }
 }
 
-// A consumer warpgroup's math on stage s: for each 16-wide k-step, one wgmma per 64 rows it owns.
-// Descriptors (hopper_ptx.cuh): A is K-major, the k-step moves the start 32 bytes along the row
-// (the hardware applies the swizzle to the address it computes); B is MN-major, the k-step moves
-// 16 rows = 2048 bytes, and LBO steps from one 64-column box to the next.
-template <class Cfg, class T>
+// A consumer warpgroup's math on stage s: for each k-step (32 bytes of k), one wgmma per 64 rows
+// it owns. Descriptors (hopper_ptx.cuh): a K-major operand's k-step moves its start 32 bytes along
+// the row (the hardware applies the swizzle to the address it computes); the MN-major B's k-step
+// moves K_STEP rows of 128 bytes, and its LBO steps from one 64-column box to the next.
+template <class Cfg>
 __device__ __forceinline__ void mma_stage(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2], const StageRing<Cfg>& ring, int s,
                                           int wg_row0) {
     const uint32_t a0 = smem_u32(ring.a(s)) + wg_row0 * 128;
     const uint32_t b0 = smem_u32(ring.b(s));
 #pragma unroll
-    for (int kk = 0; kk < Cfg::BK / 16; ++kk) {
-        const uint64_t desc_b = make_smem_desc(b0 + kk * 16 * 128, Cfg::B_BOX_BYTES, 1024);
+    for (int kk = 0; kk < Cfg::BK / Cfg::K_STEP; ++kk) {
+        const uint64_t desc_b = Cfg::B_K_MAJOR ? make_smem_desc(b0 + kk * 32, 16, 1024)
+                                               : make_smem_desc(b0 + kk * Cfg::K_STEP * 128, Cfg::B_BOX_BYTES, 1024);
 #pragma unroll
         for (int mb = 0; mb < Cfg::WG_MMAS; ++mb) {
             const uint64_t desc_a = make_smem_desc(a0 + mb * 64 * 128 + kk * 32, 16, 1024);
-            wgmma_m64k16<T, Cfg::BN>(acc[mb], desc_a, desc_b, 1);
+            wgmma_m64<typename Cfg::T, Cfg::BN>(acc[mb], desc_a, desc_b, 1);
         }
     }
 }
@@ -170,7 +186,7 @@ __device__ __forceinline__ void zero(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2]) {
 // Thread 0 keeps the copies STAGES - 1 k-tiles ahead: before the math on k-tile kt it starts the
 // copies of kt + STAGES - 1 into the slot that k-tile kt - 1 used, once every consumer warp has
 // released that slot. While it waits, its own warpgroup's math waits too: that is what step 3 fixes.
-template <class Cfg, class T>
+template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS) wgmma_pipelined(const __grid_constant__ WgmmaParams p) {
     static_assert(!Cfg::PRODUCER && !Cfg::PERSISTENT, "steps 1-2: no producer warpgroup, one tile per block");
     extern __shared__ uint8_t smem_raw[];
@@ -205,7 +221,7 @@ __global__ void __launch_bounds__(Cfg::THREADS) wgmma_pipelined(const __grid_con
         mbar_wait(ring.full(s), (kt / Cfg::STAGES) & 1);
         fence_accumulators(acc);
         wgmma_fence();
-        mma_stage<Cfg, T>(acc, ring, s, wg * Cfg::WG_ROWS);
+        mma_stage<Cfg>(acc, ring, s, wg * Cfg::WG_ROWS);
         wgmma_commit();
         wgmma_wait<0>();  // this stage's reads are done: the slot may be refilled
         fence_accumulators(acc);
@@ -221,7 +237,7 @@ __global__ void __launch_bounds__(Cfg::THREADS) wgmma_pipelined(const __grid_con
 // PERSISTENT: the grid is one block per SM and block b takes tiles b, b + grid, b + 2 grid, ... in
 // the banded order of wb::tile_of_block; the producer runs ahead into the next tile while the
 // consumers are still storing the last one.
-template <class Cfg, class T>
+template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS, 1) wgmma_specialized(const __grid_constant__ WgmmaParams p) {
     static_assert(Cfg::PRODUCER, "steps 3-4 have a producer warpgroup");
     extern __shared__ uint8_t smem_raw[];
@@ -269,7 +285,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) wgmma_specialized(const __gri
             mbar_wait(ring.full(s), (use / Cfg::STAGES) & 1);
             fence_accumulators(acc);
             wgmma_fence();
-            mma_stage<Cfg, T>(acc, ring, s, wg_row0);
+            mma_stage<Cfg>(acc, ring, s, wg_row0);
             wgmma_commit();
             wgmma_wait<1>();  // the previous k-tile's group is done reading its slot
             fence_accumulators(acc);
