@@ -54,7 +54,7 @@ $(addprefix test-build-,$(CHAPTERS)): test-build-%: lib
 
 # Every test binary runs, even after a failure; the last line adds them all up.
 test: test-build
-	@bash tools/run_tests.sh common/build/test_common common/build/test_gemm_tiles $(foreach c,$(CHAPTERS),$(c)/test_$(c)) $(LAB_TESTS) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py tools/test_make_hints.py tools/test_best_sweep.py
+	@bash tools/run_tests.sh common/build/test_common common/build/test_gemm_tiles $(foreach c,$(CHAPTERS),$(c)/test_$(c)) $(LAB_TESTS) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py tools/test_make_hints.py tools/test_best_sweep.py tools/test_e2e_plots.py
 
 $(addprefix test-,$(NUMBERS)): test-%: lib
 	+@$(SUBMAKE) -C $(call chapter_of,$*) test_$(call chapter_of,$*) $(patsubst $(call chapter_of,$*)/%,%,$(call has_lab,$(call chapter_of,$*)))
@@ -78,6 +78,33 @@ $(addprefix tune-,$(NUMBERS)): tune-%:
 	@test -e $(call chapter_of,$*)/lab/tune_$*.cu || \
 	  { echo "$(call chapter_of,$*) has no tuning sweep (no lab/tune_$*.cu)" >&2; exit 2; }
 	+@$(SUBMAKE) -C $(call chapter_of,$*) tune
+
+# Chapter 08 on the GPU: every part of its program into OUT (CSV files and run.txt), then the
+# pictures and tables.md drawn from them (tools/e2e_plots.py); `python3 tools/e2e_plots.py fill OUT`
+# puts the tables into the chapter's notes. MEASURE_ARGS adds options (e.g. --reps 5).
+.PHONY: measure-08 timeline-08
+measure-08 timeline-08: OUT ?= results/08
+measure-08: lib
+	+@$(SUBMAKE) -C $(call chapter_of,08) $(call chapter_of,08)
+	@mkdir -p $(OUT)
+	bash -o pipefail -c './$(call chapter_of,08)/$(call chapter_of,08) --part all --out $(OUT) $(MEASURE_ARGS) 2>&1 | tee $(OUT)/run.log'
+	python3 tools/e2e_plots.py plots $(OUT)
+
+# The streams part under Nsight Systems where nsys is installed (OUT/timeline_nsys.nsys-rep); the
+# picture from CUDA events (OUT/timeline.png) is drawn either way.
+NSYS_PATH = $(call wb_find_tool,nsys,$(CUDA_PATH)/nsight-systems* /opt/nvidia/nsight-systems/*/bin)
+timeline-08: lib
+	+@$(SUBMAKE) -C $(call chapter_of,08) $(call chapter_of,08)
+	@mkdir -p $(OUT)
+	@if [ -n "$(NSYS_PATH)" ]; then \
+	  echo "timeline-08: recording with $(NSYS_PATH) -> $(OUT)/timeline_nsys.nsys-rep"; \
+	  $(NSYS_PATH) profile --trace=cuda,cublas --force-overwrite true --output $(OUT)/timeline_nsys \
+	    ./$(call chapter_of,08)/$(call chapter_of,08) --part streams --out $(OUT) $(MEASURE_ARGS) || exit $$?; \
+	else \
+	  echo "timeline-08: nsys (Nsight Systems) is not installed here: the timeline is the picture drawn from CUDA events ($(OUT)/timeline.png)"; \
+	  ./$(call chapter_of,08)/$(call chapter_of,08) --part streams --out $(OUT) $(MEASURE_ARGS) || exit $$?; \
+	fi
+	python3 tools/e2e_plots.py plots $(OUT)
 
 check-env: lib
 	+@$(SUBMAKE) -C $(call chapter_of,00) 00_env_check
@@ -145,6 +172,8 @@ help:
 	@echo "                      make sanitize-NN one chapter. Without the tool both say which"
 	@echo "                      package installs it (or NCU=/SANITIZER= below) and exit 2"
 	@echo "  make tune-NN        a chapter's tuning sweep, where it has one (its lab)"
+	@echo "  make measure-08 OUT=dir  chapter 08's parts on the GPU: CSV files, pictures, tables.md in dir"
+	@echo "  make timeline-08 OUT=dir chapter 08's streams timeline (Nsight Systems where installed)"
 	@echo "  make check-env      what is installed (one line per dependency, and how to install a missing"
 	@echo "                      one), then your GPU and toolkit with measured ceilings (00_env_check)"
 	@echo "  make deps           only the dependency lines (make prints the missing ones first)"
