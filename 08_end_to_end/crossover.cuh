@@ -117,6 +117,7 @@ struct CrossoverSettings {
 
 // Runs every path at every size. The naive CPU loop's time at the next size is predicted from the
 // last one (x (S'/S)^3); once that passes naive_limit_ms it is skipped, and its row says so.
+// `progress` (optional) gets one line per size.
 inline std::vector<CrossoverRow> measure_crossover(const CrossoverSettings& set, FILE* progress = nullptr) {
     std::vector<CrossoverRow> rows;
     const int threads = cpu::all_threads();
@@ -133,7 +134,7 @@ inline std::vector<CrossoverRow> measure_crossover(const CrossoverSettings& set,
 #endif
     double naive_last_ms = -1;
     int naive_last_size = 0;
-    GpuEndToEnd e2e;
+    GpuEndToEnd gpu_runner;
 
     for (int S : set.sizes) {
         const wb::Shape s{S, S, S};
@@ -173,13 +174,13 @@ inline std::vector<CrossoverRow> measure_crossover(const CrossoverSettings& set,
             row.size = S;
             row.path = g.name;
             row.gpu = true;
-            const GpuRunParts first = e2e.run(g.fn, s, g.a, g.b, g.c, dev);  // untimed
+            const GpuRunParts first = gpu_runner.run(g.fn, s, g.a, g.b, g.c, dev);  // untimed
             row.reps = reps_within(first.total, set.max_reps, set.budget_ms);
             poison_host(g.c, c_count(s));
             std::vector<GpuRunParts> runs;
             std::vector<double> totals;
             for (int r = 0; r < row.reps; ++r) {
-                runs.push_back(e2e.run(g.fn, s, g.a, g.b, g.c, dev));
+                runs.push_back(gpu_runner.run(g.fn, s, g.a, g.b, g.c, dev));
                 totals.push_back(runs.back().total);
             }
             row.total_ms = median(totals);
@@ -200,9 +201,12 @@ inline std::vector<CrossoverRow> measure_crossover(const CrossoverSettings& set,
             CrossoverRow row;
             row.size = S;
             row.path = c.name;
-            if (c.naive && naive_last_ms >= 0) {
-                const double ratio = double(S) / naive_last_size;
-                const double predicted = naive_last_ms * ratio * ratio * ratio;
+            if (c.naive) {
+                // Without a smaller size measured before, assume 2 ns per multiply-add: the naive
+                // loop's pace once B's columns miss the cache (chapter 01), on the slow side.
+                const double ratio = naive_last_ms >= 0 ? double(S) / naive_last_size : 0;
+                const double predicted = naive_last_ms >= 0 ? naive_last_ms * ratio * ratio * ratio
+                                                            : 2e-6 * double(S) * S * S;
                 if (predicted > set.naive_limit_ms) {
                     char why[96];
                     std::snprintf(why, sizeof why, "skipped (expected %.1f s, limit %.1f s)", predicted / 1000,

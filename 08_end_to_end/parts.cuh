@@ -131,7 +131,7 @@ inline bool check_fit(const Settings& s, const std::vector<wb::Shape>& sizes, st
     for (wb::Shape sh : sizes) largest = std::max(largest, product_bytes(sh));
     if (runs(s, "crossover")) need("crossover", largest);
     if (runs(s, "streams")) need("streams", product_bytes(s.big_shape) + s.lane_count * Lane::kWorkspaceBytes);
-    if (runs(s, "managed")) need("managed", product_bytes(s.big_shape) + (a_count(s.big_shape) + b_count(s.big_shape)) * 4);
+    if (runs(s, "managed")) need("managed", 2 * product_bytes(s.big_shape));  // managed + staging
     if (runs(s, "graphs")) {
         const double bytes = double(product_bytes(s.small_shape)) * s.batch_count;
         if (bytes + slack > double(free_b) && error.empty())

@@ -47,7 +47,12 @@ inline bool run_crossover(const Settings& s, const wb::Options& opt, const wb::D
     bool ok = true;
     const wb::RunInfo info = wb::run_info(kChapter, dev);
     double cublas_kernel_gflops = -1;
+    int baseline_size = 0;
     for (const CrossoverRow& r : rows) {
+        if (r.size != baseline_size) {  // the baseline is the same size's kernel-only cuBLAS
+            cublas_kernel_gflops = -1;
+            baseline_size = r.size;
+        }
         ok = ok && r.status != "FAIL";
         auto ms = [&](double v) { return r.gpu && r.total_ms >= 0 ? wb::format_number(v, 4) : std::string("-"); };
         std::printf("%6d %-24s %11s %9s %9s %9s %9s %5d  %s\n", r.size, r.path.c_str(),

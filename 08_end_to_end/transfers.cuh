@@ -136,8 +136,8 @@ inline std::vector<TransferRow> measure_transfers(const std::vector<size_t>& siz
         for (size_t bytes : sizes)
             for (const char* dir : {"H2D", "D2H"})
                 for (const char* host : {"pageable", "pinned"}) {
-                    char* h = host[1] == 'a' ? pageable.data() : pinned.get();
-                    const bool h2d = dir[0] == 'H';
+                    char* h = std::string(host) == "pageable" ? pageable.data() : pinned.get();
+                    const bool h2d = std::string(dir) == "H2D";
                     const wb::Timing t = wb::time_launches(
                         [&](cudaStream_t st) {
                             WB_CUDA_CHECK(cudaMemcpyAsync(h2d ? static_cast<void*>(dev.get()) : h,
