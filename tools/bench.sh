@@ -46,17 +46,21 @@ declare -A SHAPES=(
   [05]="1024 2048 4096 8192 $FLAT $ODD"
   [06]="1024 2048 4096 8192 $FLAT $ODD"
   [07]="128 256 512 1024 2048 4096 8192 $FLAT $ODD"
+  [08]="256 1024 4096"
 )
 # Extra options per chapter. 01: the naive CPU loop needs seconds per call at 1024.
 # 07: its cost measurements (handle, first call) belong to its own notes, not to the bench.
+# 08: the crossover part only: end to end (copies from and to pinned host memory included) for
+# cuBLAS and 05's best, beside chapter 01's CPU code; its other parts run with `make measure-08`.
 declare -A OPTIONS=(
   [01]="--warmup 1 --reps 3"
   [07]="--no-costs"
+  [08]="--part crossover"
 )
 # The slowest variant of each GPU chapter as a fraction of the FP32 peak, rounded down (02's
 # uncoalesced kernel is the slowest of all; 03 has a bank-conflict demonstration; 07's slowest is
 # cuBLAS in pedantic FP32).
-declare -A SLOWEST=([02]=0.004 [03]=0.02 [04]=0.03 [05]=0.03 [06]=0.03 [07]=0.2)
+declare -A SLOWEST=([02]=0.004 [03]=0.02 [04]=0.03 [05]=0.03 [06]=0.03 [07]=0.2 [08]=0.03)
 WATCHDOG_LIMIT_S=1
 LIMIT_S=5
 
@@ -116,7 +120,7 @@ estimate_s() {
 plan_chapter=()
 plan_shape=()
 declare -A RAN=()
-for nn in 01 02 03 04 05 06 07; do
+for nn in 01 02 03 04 05 06 07 08; do
   dir=$(ls -d ${nn}_*/ 2>/dev/null | head -1)
   dir=${dir%/}
   if [ -z "$dir" ]; then
