@@ -66,6 +66,14 @@ TEXT = {
         "cublas_caption": "Chapter 07's baseline rows: cuBLAS at every size of its sweep, GFLOP/s and % of the "
                           "peak of that precision.",
         "no_cublas": "Chapter 07 is not in these results: run `make bench` (or `./07_cublas_baseline/07_cublas_baseline --csv ...`).",
+        "e2e_caption": "Chapter 08, end to end: C = A * B from host memory to host memory, copies included for the "
+                       "GPU paths (pinned or pageable host memory), beside chapter 01's CPU code on the same shape. "
+                       "% of cuBLAS: against cuBLAS's kernel-only rate on that shape in the same run, i.e. how much of "
+                       "the kernel's speed is left once the copies count. faster: the fastest GPU path from pinned "
+                       "memory against the fastest CPU path.",
+        "no_e2e": "Chapter 08 is not in these results: run `make bench` (or `./08_end_to_end/08_end_to_end --part "
+                  "crossover --csv ...`); `make measure-08` measures its other parts.",
+        "e2e_faster": "faster",
         "correct_caption": "Every variant's check over all shapes it ran on. rel. error = ||C - C_ref||_F / "
                            "||C_ref||_F against the double-precision reference computed from the inputs as "
                            "rounded to the variant's input precision; a check passes when every entry is "
@@ -142,6 +150,12 @@ TEXT = {
         "variants_caption": "{shape} 上的全部变体（含基线行），即测量原值。",
         "cublas_caption": "第 07 章的基线行：cuBLAS 在其扫描的每个尺寸上的 GFLOP/s 及占该精度峰值的 %。",
         "no_cublas": "结果中没有第 07 章：请运行 `make bench`（或 `./07_cublas_baseline/07_cublas_baseline --csv ...`）。",
+        "e2e_caption": "第 08 章，端到端：从主机内存到主机内存的 C = A * B，GPU 路径计入拷贝（锁页或可分页主机内存），"
+                       "并与第 01 章的 CPU 代码在同一形状上对比。占 cuBLAS 的 %：相对同一次运行中该形状下 cuBLAS "
+                       "仅内核的速率，即计入拷贝后内核速度还剩多少。更快：来自锁页内存的最快 GPU 路径对比最快的 CPU 路径。",
+        "no_e2e": "结果中没有第 08 章：请运行 `make bench`（或 `./08_end_to_end/08_end_to_end --part crossover "
+                  "--csv ...`）；其他部分用 `make measure-08` 测量。",
+        "e2e_faster": "更快",
         "correct_caption": "每个变体在其运行过的全部形状上的检查结果。相对误差 = ||C - C_ref||_F / ||C_ref||_F，"
                            "参考结果以双精度计算，输入先舍入到该变体的输入精度；每个元素都在规范给出的误差界内才算通过。",
         "baselines_line": "cuBLAS/OpenBLAS 基线行：共检查 {n} 行，{passed} 行通过，最大相对误差 {worst}。",
@@ -451,6 +465,32 @@ def cublas_table(res, t):
                          f'{fmt_gflops(bs.number(r["gflops"]))} ({fmt_pct(bs.number(r["pct_peak"]))}%)')
         body.append([shape_text(s)] + cells)
     return t["cublas_caption"] + "\n\n" + md_table(header, body, right=set(range(1, len(header))))
+
+
+E2E_CHAPTER = "08_end_to_end"
+
+
+def end_to_end_table(res, t):
+    """Chapter 08's rows (its crossover part): every path per shape, and which processor was faster."""
+    rows = [r for r in res.rows if r["chapter"] == E2E_CHAPTER and bs.number(r["ms_median"]) is not None]
+    if not rows:
+        return t["no_e2e"]
+    by_shape = defaultdict(list)
+    for r in rows:
+        by_shape[bs.shape_of(r)].append(r)
+    body = []
+    for s in sorted(by_shape, key=bs.shape_order):
+        group = sorted(by_shape[s], key=lambda r: bs.number(r["ms_median"]))
+        ok = [r for r in group if r["status"] == "PASS"]
+        gpu = [r for r in ok if r["variant"].startswith("e2e_gpu_") and r["variant"].endswith("_pinned")]
+        cpu = [r for r in ok if r["variant"].startswith("e2e_cpu_")]
+        faster = "-" if not gpu or not cpu else ("GPU" if bs.number(gpu[0]["ms_median"]) < bs.number(cpu[0]["ms_median"]) else "CPU")
+        for i, r in enumerate(group):
+            body.append([shape_text(s) if i == 0 else "", f'`{r["variant"]}`', fmt(bs.number(r["ms_median"]), ".3f"),
+                         fmt_gflops(bs.number(r["gflops"])), fmt_pct(bs.number(r["pct_cublas"])), r["status"],
+                         faster if i == 0 else ""])
+    header = [t["shape"], t["variant"], t["ms"], t["gflops"], t["pct_cublas"], t["check"], t["e2e_faster"]]
+    return t["e2e_caption"] + "\n\n" + md_table(header, body, right={2, 3, 4})
 
 
 def correctness_table(res, t):
@@ -883,6 +923,7 @@ def main():
             "SWEEP_TABLE": sweep_table(res, t),
             "VARIANT_TABLE": variants_table(res, t),
             "CUBLAS_TABLE": cublas_table(res, t),
+            "END_TO_END_TABLE": end_to_end_table(res, t),
             "ROOFLINE_TABLE": roofline_table(res, t),
             "CORRECTNESS_TABLE": correctness_table(res, t),
             "TENSOR_CORE_TABLE": tensor_core_table(res, t),
