@@ -89,6 +89,77 @@ __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
+// ---- Clusters (step 5) -----------------------------------------------------------------------------
+// A thread-block cluster is a group of blocks (here 2) scheduled together on one GPC, which can read,
+// write and signal each other's shared memory ("distributed shared memory"). Step 5 uses it so that
+// one TMA copy of a B box lands in both blocks' shared memory ("multicast"): B is read from L2 once
+// for two tiles of C.
+
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+// Every thread of every block of the cluster: no block goes on (or exits) before all arrive.
+// release/acquire: shared-memory writes before it (barrier initialisation) are seen after it.
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// The box lands at the same shared-memory offset in every block of `mask` (bit i = cluster rank i),
+// and each of them has its mbarrier at `bar`'s offset credited with the bytes it received.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1,
+                                                      uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(smem_u32(dst)),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "h"(mask)
+        : "memory");
+}
+
+// An arrival on the mbarrier at `bar`'s offset in block `cta` of the cluster (mapa turns a local
+// shared address into that block's address in the cluster's shared window).
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
+    asm volatile(
+        "{\n"
+        ".reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+        "}\n" ::"r"(smem_u32(bar)),
+        "r"(cta)
+        : "memory");
+}
+
+// ---- TMA stores (step 5's epilogue) ---------------------------------------------------------------
+// Ordinary stores to shared memory go through the "generic proxy", TMA reads shared memory through
+// the "async proxy"; the two are not ordered with each other. fence.proxy.async makes this thread's
+// earlier shared-memory writes visible to the async proxy: every writer runs it, then a barrier,
+// then one thread starts the TMA store.
+__device__ __forceinline__ void fence_proxy_async_smem() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// A barrier for `threads` threads only (one warpgroup), so that consumers do not wait for each other.
+// Id 0 is __syncthreads()'s.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// The box at `src` to the matrix at (c0, c1): parts outside the matrix are not written.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(smem_u32(src)), "r"(c0), "r"(c1)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until at most N committed stores are still READING shared memory (their buffer is free).
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+
 // ---- wgmma: warpgroup matrix multiply-accumulate -------------------------------------------------
 // A warpgroup is 4 consecutive warps (128 threads, the first warp's index a multiple of 4). One
 // wgmma.mma_async computes a 64 x N x 16 product for the whole warpgroup: A and B are read straight

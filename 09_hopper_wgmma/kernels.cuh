@@ -21,6 +21,11 @@
 //                              group of wgmmas in flight
 //   step 4  persistent         one block per SM walks over the tiles in bands (L2 reuse); the
 //                              producer loads the next tile while the consumers store this one
+//   step 5  cluster_multicast  clusters of two blocks on vertically neighbouring tiles: each copies
+//                              half of B's boxes into both (TMA multicast); C is staged through
+//                              shared memory and written by TMA stores, alpha and beta applied
+//   step 6  tf32_persistent    step 4's pipeline on FP32 inputs read as TF32 (m64n256k8), with a
+//                              transposed copy of B (TF32 wgmma has no transposed operand)
 //
 // The files, in reading order: hopper_ptx.cuh (each instruction, wrapped and explained),
 // tensor_maps.cuh (the host side of TMA and the padded copy), wgmma_steps.cuh (the kernels), this
@@ -32,6 +37,7 @@
 #pragma once
 
 #include <algorithm>
+#include <stdexcept>
 #include <cstdint>
 #include <vector>
 
@@ -49,8 +55,41 @@ template <class T> using Wgmma64x128 = WgmmaTiling<T, 64, 128, 4, 1, false, fals
 template <class T> using Wgmma128x256 = WgmmaTiling<T, 128, 256, 4, 2, false, false>;             // step 2: 192 KB
 template <class T> using WarpSpecialized128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, false>;    // step 3
 template <class T> using Persistent128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, true>;          // steps 4, 6
+// Step 5: clusters of 2 blocks sharing B by multicast, C staged through 32 KB of shared memory and
+// written by TMA stores (225 KB in all).
+template <class T> using Cluster2Persistent128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, true, 2, true>;
 
 constexpr int kBand = 8;  // tile rows per band of the tile order (wb::tile_of_block)
+
+// How many clusters of Cfg::CLUSTER blocks the GPU runs at once (each block wants a whole SM's
+// shared memory). Without clusters that is the SM count; with them it can be less, because a cluster
+// must fit inside one GPC and a GPC's SM count need not be a multiple of the cluster size.
+template <class Cfg, auto KERNEL>
+int resident_clusters() {
+    if constexpr (Cfg::CLUSTER == 1) {
+        return wb::current_device().sms;
+    } else {
+        static const int clusters = [] {
+            WB_CUDA_CHECK(cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES));
+            cudaLaunchConfig_t config = {};
+            config.gridDim = dim3(Cfg::CLUSTER * wb::current_device().sms);
+            config.blockDim = dim3(Cfg::THREADS);
+            config.dynamicSmemBytes = Cfg::SMEM_BYTES;
+            cudaLaunchAttribute cluster;
+            cluster.id = cudaLaunchAttributeClusterDimension;
+            cluster.val.clusterDim.x = Cfg::CLUSTER;
+            cluster.val.clusterDim.y = 1;
+            cluster.val.clusterDim.z = 1;
+            config.attrs = &cluster;
+            config.numAttrs = 1;
+            int n = 0;
+            WB_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, KERNEL, &config));
+            if (n < 1) throw std::runtime_error("no cluster of this kernel fits on the GPU");
+            return n;
+        }();
+        return clusters;
+    }
+}
 
 // The shared part of every launcher: make A and B readable by TMA (padded or transposed copies
 // where needed), describe them, and launch KERNEL with the grid the configuration asks for.
@@ -84,11 +123,14 @@ void launch_wgmma(int M, int N, int K, float alpha, const typename Cfg::T* A, co
     p.C = C;
     p.group_rows = kBand;
     p.c_pairs = reinterpret_cast<uintptr_t>(C) % 8 == 0 && N % 2 == 0;
+    p.c_tma = Cfg::TMA_STORE && tma_can_read(C, size_t(N));
+    if (p.c_tma) p.map_c = make_tile_map(C, M, N, N, 64, Cfg::C_CHUNK_COLS);
 
     const int tiles_m = wb::ceil_div(M, Cfg::BM), tiles_n = wb::ceil_div(N, Cfg::BN);
     dim3 grid;
-    if constexpr (Cfg::PERSISTENT)
-        grid = dim3(std::min(tiles_m * tiles_n, wb::current_device().sms));
+    if constexpr (Cfg::PERSISTENT)  // one block per SM, or as many clusters as fit at once
+        grid = dim3(std::min(wb::ceil_div(tiles_m, Cfg::CLUSTER) * tiles_n, resident_clusters<Cfg, KERNEL>()) *
+                    Cfg::CLUSTER);
     else if constexpr (Cfg::PRODUCER)
         grid = dim3(tiles_m * tiles_n);  // wgmma_specialized numbers its tiles itself
     else
@@ -134,6 +176,9 @@ std::vector<wb::Gemm16Variant<T>> hopper_ladder() {
         {"persistent", run_step<Persistent128x256<T>>,
          "one block per SM over all tiles in bands of 8 rows; copies run ahead into the next tile",
          info<Persistent128x256<T>>(), 90},
+        {"cluster_multicast", run_step<Cluster2Persistent128x256<T>>,
+         "clusters of 2 blocks share each B box by TMA multicast; C leaves through shared memory by TMA stores",
+         info<Cluster2Persistent128x256<T>>(), 90},
     };
 }
 

@@ -37,6 +37,8 @@ std::vector<wb::test::GemmCase> hopper_cases() {
         {{1, 1024, 4096}, 1.0f, 0.0f, "one row, long K"},
         {{1500, 1700, 200}, 1.0f, 0.0f, "persistent: 84 tiles of 128 x 256, under one wave"},
         {{2048, 3000, 136}, 1.0f, 0.0f, "persistent: 192 tiles, some blocks take two"},
+        {{1300, 1100, 300}, 0.75f, -0.5f, "11 tile rows: a cluster's second tile below C; beta via the staged epilogue"},
+        {{520, 1028, 72}, 1.0f, 0.0f, "N % 4 == 0 but not a multiple of the tile: TMA stores clipped at the edge"},
         {{2048, 2048, 600}, 1.0f, 0.0f, "large: sample + cuBLAS check"},
     };
 }
@@ -153,6 +155,9 @@ TEST_CASE("09: every step's shared memory and threads fit one H200 block", "[09]
     CHECK(Wgmma128x256<__half>::THREADS == 256);
     CHECK(WarpSpecialized128x256<__half>::THREADS == 384);
     CHECK(Persistent128x256<__half>::SMEM_BYTES <= 227 * 1024);
+    // Step 5: the ring plus two 8 KB chunks of C per consumer still fit.
+    CHECK(Cluster2Persistent128x256<__half>::SMEM_BYTES == 4 * 384 * 128 + 2 * 2 * 8192 + 64 + 1024);
+    CHECK(Cluster2Persistent128x256<__half>::SMEM_BYTES <= 227 * 1024);
     // TF32: the same bytes per stage (128 bytes of k), half the k.
     CHECK(Persistent128x256<float>::SMEM_BYTES == Persistent128x256<__half>::SMEM_BYTES);
     CHECK(Persistent128x256<float>::BK == 32);
