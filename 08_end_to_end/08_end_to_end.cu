@@ -27,11 +27,5 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: error: %s\n", e2e::kChapter, error.c_str());
         return wb::kExitBadInput;
     }
-    for (const wb::Shape& s : opt.shapes)
-        if (e2e::runs(settings, "crossover") && (s.m != s.n || s.n != s.k)) {
-            std::fprintf(stderr, "%s: error: the crossover times cubes: give --sizes S1,S2,... (not %s)\n",
-                         e2e::kChapter, wb::to_string(s).c_str());
-            return wb::kExitBadInput;
-        }
     return e2e::run_program(settings, opt, argc, argv);
 }

@@ -11,6 +11,7 @@
 // synchronize overhead. CPU paths are timed with the host's clock.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,7 +23,8 @@
 namespace e2e {
 
 struct CrossoverRow {
-    int size = 0;
+    wb::Shape shape;
+    int size = 0;      // the cube with as many multiply-adds: S = round((M N K)^(1/3))
     std::string path;  // gpu_cublas_pinned, cpu_openblas_16t, ...
     bool gpu = false;
     double total_ms = -1, min_ms = -1;  // median and minimum of the end-to-end time
@@ -74,13 +76,19 @@ public:
     GpuEndToEnd(const GpuEndToEnd&) = delete;
     GpuEndToEnd& operator=(const GpuEndToEnd&) = delete;
 
-    GpuRunParts run(SgemmFn gemm, wb::Shape s, const float* hA, const float* hB, float* hC, Matrices& dev) {
+    // C = alpha A B + beta C. With beta != 0 the initial C (in hC) is copied in too: it is input.
+    GpuRunParts run(SgemmFn gemm, wb::Shape s, float alpha, float beta, const float* hA, const float* hB,
+                    float* hC, Matrices& dev) {
         const Clock::time_point t0 = Clock::now();
         WB_CUDA_CHECK(cudaEventRecord(ev_[0], stream_));
+        // BEGIN SOLUTION: copy A and B (and C when beta != 0) from the host into dev, on stream_
         WB_CUDA_CHECK(cudaMemcpyAsync(dev.A.get(), hA, a_count(s) * sizeof(float), cudaMemcpyHostToDevice, stream_));
         WB_CUDA_CHECK(cudaMemcpyAsync(dev.B.get(), hB, b_count(s) * sizeof(float), cudaMemcpyHostToDevice, stream_));
+        if (beta != 0.0f)
+            WB_CUDA_CHECK(cudaMemcpyAsync(dev.C.get(), hC, c_count(s) * sizeof(float), cudaMemcpyHostToDevice, stream_));
+        // END SOLUTION
         WB_CUDA_CHECK(cudaEventRecord(ev_[1], stream_));
-        gemm(s.m, s.n, s.k, 1.0f, dev.A.get(), dev.B.get(), 0.0f, dev.C.get(), stream_);
+        gemm(s.m, s.n, s.k, alpha, dev.A.get(), dev.B.get(), beta, dev.C.get(), stream_);
         WB_LAUNCH_CHECK();
         WB_CUDA_CHECK(cudaEventRecord(ev_[2], stream_));
         WB_CUDA_CHECK(cudaMemcpyAsync(hC, dev.C.get(), c_count(s) * sizeof(float), cudaMemcpyDeviceToHost, stream_));
@@ -106,7 +114,8 @@ private:
 };
 
 struct CrossoverSettings {
-    std::vector<int> sizes;
+    std::vector<wb::Shape> shapes;  // ascending sizes; cubes for the picture, any shape works
+    float alpha = 1.0f, beta = 0.0f;
     std::vector<wb::SgemmVariant> gpu;  // the GEMMs to run on the GPU (cuBLAS, chapter 05's best)
     int max_reps = 10;
     uint64_t seed = 2024;
@@ -133,16 +142,34 @@ inline std::vector<CrossoverRow> measure_crossover(const CrossoverSettings& set,
     cpu_paths.push_back({"cpu_openblas" + t, cpu::sgemm_openblas_all, false});
 #endif
     double naive_last_ms = -1;
-    int naive_last_size = 0;
+    double naive_last_macs = 0;
     GpuEndToEnd gpu_runner;
 
-    for (int S : set.sizes) {
-        const wb::Shape s{S, S, S};
-        if (progress) std::fprintf(progress, "crossover: %d^3 ...\n", S), std::fflush(progress);
+    for (const wb::Shape s : set.shapes) {
+        const double macs = double(s.m) * s.n * s.k;
+        const int S = int(std::lround(std::cbrt(macs)));
+        if (progress) {
+            std::fprintf(progress, "crossover: %s ...\n", wb::to_string(s).c_str());
+            std::fflush(progress);
+        }
         Matrices host(s, Memory::pinned, set.seed, true);
         Matrices dev(s, Memory::device, set.seed, false);
+        // With beta != 0 the initial C is seeded input too; every run starts from it.
+        std::vector<float> c0;
+        if (set.beta != 0.0f) {
+            c0.resize(c_count(s));
+            wb::fill_random(c0.data(), c0.size(), set.seed, kStreamC);
+        }
+        auto reset_c = [&](float* C) {
+            if (c0.empty())
+                poison_host(C, c_count(s));  // beta == 0 never reads C: NaN shows an unwritten entry
+            else
+                std::copy(c0.begin(), c0.end(), C);
+        };
         std::unique_ptr<ProductReference> ref;
-        if (set.check) ref = std::make_unique<ProductReference>(s, host.A.get(), host.B.get(), set.seed);
+        if (set.check)
+            ref = std::make_unique<ProductReference>(s, host.A.get(), host.B.get(), set.seed, set.alpha, set.beta,
+                                                     c0.empty() ? nullptr : c0.data());
         auto finish = [&](CrossoverRow& row, const float* C) {
             if (!ref) {
                 row.status = "unchecked";
@@ -171,16 +198,18 @@ inline std::vector<CrossoverRow> measure_crossover(const CrossoverSettings& set,
                                  pageB.data(), pageC.data()});
         for (const GpuPath& g : gpu_paths) {
             CrossoverRow row;
+            row.shape = s;
             row.size = S;
             row.path = g.name;
             row.gpu = true;
-            const GpuRunParts first = gpu_runner.run(g.fn, s, g.a, g.b, g.c, dev);  // untimed
+            reset_c(g.c);
+            const GpuRunParts first = gpu_runner.run(g.fn, s, set.alpha, set.beta, g.a, g.b, g.c, dev);  // untimed
             row.reps = reps_within(first.total, set.max_reps, set.budget_ms);
-            poison_host(g.c, c_count(s));
             std::vector<GpuRunParts> runs;
             std::vector<double> totals;
             for (int r = 0; r < row.reps; ++r) {
-                runs.push_back(gpu_runner.run(g.fn, s, g.a, g.b, g.c, dev));
+                reset_c(g.c);  // untimed, on the host
+                runs.push_back(gpu_runner.run(g.fn, s, set.alpha, set.beta, g.a, g.b, g.c, dev));
                 totals.push_back(runs.back().total);
             }
             row.total_ms = median(totals);
@@ -199,26 +228,25 @@ inline std::vector<CrossoverRow> measure_crossover(const CrossoverSettings& set,
         // CPU: the same pinned host matrices (pinned memory is ordinary memory to the CPU).
         for (const CpuPath& c : cpu_paths) {
             CrossoverRow row;
+            row.shape = s;
             row.size = S;
             row.path = c.name;
             if (c.naive) {
                 // Without a smaller size measured before, assume 2 ns per multiply-add: the naive
                 // loop's pace once B's columns miss the cache (chapter 01), on the slow side.
-                const double ratio = naive_last_ms >= 0 ? double(S) / naive_last_size : 0;
-                const double predicted = naive_last_ms >= 0 ? naive_last_ms * ratio * ratio * ratio
-                                                            : 2e-6 * double(S) * S * S;
+                const double predicted = naive_last_ms >= 0 ? naive_last_ms * macs / naive_last_macs : 2e-6 * macs;
                 if (predicted > set.naive_limit_ms) {
                     char why[96];
-                    std::snprintf(why, sizeof why, "skipped (expected %.1f s, limit %.1f s)", predicted / 1000,
+                    std::snprintf(why, sizeof why, "skipped (expected %.1f s; limit %.1f s)", predicted / 1000,
                                   set.naive_limit_ms / 1000);
                     row.status = why;
                     rows.push_back(row);
                     continue;
                 }
             }
-            poison_host(host.C.get(), host.C.size());
+            reset_c(host.C.get());
             Clock::time_point t0 = Clock::now();
-            c.fn(S, S, S, 1.0f, host.A.get(), host.B.get(), 0.0f, host.C.get());
+            c.fn(s.m, s.n, s.k, set.alpha, host.A.get(), host.B.get(), set.beta, host.C.get());
             const double first = ms_since(t0);
             finish(row, host.C.get());
             // A first run longer than the budget is the measurement itself (the caches are not
@@ -229,8 +257,9 @@ inline std::vector<CrossoverRow> measure_crossover(const CrossoverSettings& set,
             } else {
                 const int reps = reps_within(first, set.max_reps, set.budget_ms);
                 for (int r = 0; r < reps; ++r) {
+                    reset_c(host.C.get());
                     t0 = Clock::now();
-                    c.fn(S, S, S, 1.0f, host.A.get(), host.B.get(), 0.0f, host.C.get());
+                    c.fn(s.m, s.n, s.k, set.alpha, host.A.get(), host.B.get(), set.beta, host.C.get());
                     times.push_back(ms_since(t0));
                 }
             }
@@ -239,12 +268,13 @@ inline std::vector<CrossoverRow> measure_crossover(const CrossoverSettings& set,
             row.min_ms = *std::min_element(times.begin(), times.end());
             if (c.naive) {
                 naive_last_ms = row.total_ms;
-                naive_last_size = S;
+                naive_last_macs = macs;
             }
             rows.push_back(row);
         }
 #ifndef WB_HAVE_OPENBLAS
         CrossoverRow none;
+        none.shape = s;
         none.size = S;
         none.path = "cpu_openblas" + t;
         none.status = "skipped (OpenBLAS not built in)";

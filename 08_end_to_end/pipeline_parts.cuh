@@ -103,6 +103,7 @@ struct Panel {
 inline std::vector<Panel> split_rows(int M, int panels) {
     std::vector<Panel> out;
     if (M < 1) return out;
+    // BEGIN SOLUTION: push min(panels, M) panels covering rows 0..M-1, sizes differing by at most one
     const int p = std::max(1, std::min(panels, M));
     const int base = M / p, extra = M % p;
     int row = 0;
@@ -111,6 +112,7 @@ inline std::vector<Panel> split_rows(int M, int panels) {
         out.push_back({row, rows});
         row += rows;
     }
+    // END SOLUTION
     return out;
 }
 

@@ -25,7 +25,7 @@
 namespace e2e {
 
 // The seeds' second argument ("stream" of fill_random) per matrix, as in the common harness.
-constexpr uint64_t kStreamA = 1, kStreamB = 2;
+constexpr uint64_t kStreamA = 1, kStreamB = 2, kStreamC = 3;
 
 // A stream with its own cuBLAS handle and its own cuBLAS workspace. cuBLAS keeps scratch memory
 // per handle; two streams sharing one handle would share it too, and two GEMMs running at once
@@ -102,12 +102,17 @@ inline void poison_device(float* C, size_t count, cudaStream_t stream) {
 // with another path that does the same arithmetic.
 class ProductReference {
 public:
-    ProductReference(wb::Shape s, const float* A, const float* B, uint64_t seed)
+    // C = alpha A B + beta C0 (C0 only read when beta != 0).
+    ProductReference(wb::Shape s, const float* A, const float* B, uint64_t seed, float alpha = 1.0f,
+                     float beta = 0.0f, const float* C0 = nullptr)
         : s_(s), tol_(wb::tolerance_for(wb::Precision::fp32, s.k)), full_(wb::use_full_reference(s)) {
         wb::GemmView g;
         g.s = s;
+        g.alpha = alpha;
+        g.beta = beta;
         g.A = A;
         g.B = B;
+        g.C0 = C0;
         if (full_)
             wb::reference_full(g, value_, scale_);
         else

@@ -2,6 +2,7 @@
 // its CSV file in --out DIR. Every function returns false when a result failed its check.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -32,7 +33,12 @@ inline bool run_transfers(const Settings& s, const wb::Options& opt, const LinkF
 inline bool run_crossover(const Settings& s, const wb::Options& opt, const wb::DeviceFacts& dev) {
     std::printf("\n== 2. crossover: C = A * B from host memory to host memory, GPU vs CPU ==\n");
     CrossoverSettings set;
-    for (const wb::Shape& sh : opt.shapes) set.sizes.push_back(sh.m);
+    // Ascending work, so that "from this size on" reads along the list.
+    set.shapes = opt.shapes;
+    std::stable_sort(set.shapes.begin(), set.shapes.end(),
+                     [](wb::Shape a, wb::Shape b) { return a.flops() < b.flops(); });
+    set.alpha = opt.alpha;
+    set.beta = opt.beta;
     for (const wb::SgemmVariant& v : kSgemmVariants)
         if (opt.variant == "all" || ("," + opt.variant + ",").find("," + std::string(v.name) + ",") != std::string::npos)
             set.gpu.push_back(v);
@@ -41,35 +47,38 @@ inline bool run_crossover(const Settings& s, const wb::Options& opt, const wb::D
     set.check = opt.check;
     const std::vector<CrossoverRow> rows = measure_crossover(set, stdout);
     CsvFile csv(s, "crossover.csv",
-                "size,path,kind,total_ms,min_ms,h2d_ms,kernel_ms,d2h_ms,overhead_ms,reps,status,rel_err");
-    std::printf("%6s %-24s %11s %9s %9s %9s %9s %5s  %s\n", "size", "path", "total ms", "copy in", "kernel",
+                "size,shape,path,kind,total_ms,min_ms,h2d_ms,kernel_ms,d2h_ms,overhead_ms,reps,status,rel_err");
+    std::printf("%-16s %-24s %11s %9s %9s %9s %9s %5s  %s\n", "shape", "path", "total ms", "copy in", "kernel",
                 "copy out", "launch", "reps", "check");
     bool ok = true;
     const wb::RunInfo info = wb::run_info(kChapter, dev);
     double cublas_kernel_gflops = -1;
-    int baseline_size = 0;
+    std::string baseline_shape;
     for (const CrossoverRow& r : rows) {
-        if (r.size != baseline_size) {  // the baseline is the same size's kernel-only cuBLAS
+        if (wb::to_string(r.shape) != baseline_shape) {  // the baseline: this shape's kernel-only cuBLAS
             cublas_kernel_gflops = -1;
-            baseline_size = r.size;
+            baseline_shape = wb::to_string(r.shape);
         }
         ok = ok && r.status != "FAIL";
         auto ms = [&](double v) { return r.gpu && r.total_ms >= 0 ? wb::format_number(v, 4) : std::string("-"); };
-        std::printf("%6d %-24s %11s %9s %9s %9s %9s %5d  %s\n", r.size, r.path.c_str(),
+        std::printf("%-16s %-24s %11s %9s %9s %9s %9s %5d  %s\n", wb::to_string(r.shape).c_str(), r.path.c_str(),
                     wb::format_number(r.total_ms, 4).c_str(), ms(r.h2d_ms).c_str(), ms(r.kernel_ms).c_str(),
                     ms(r.d2h_ms).c_str(), ms(r.overhead_ms).c_str(), r.reps, r.status.c_str());
-        csv.row("%d,%s,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%s,%s", r.size, r.path.c_str(), r.gpu ? "gpu" : "cpu",
+        csv.row("%d,%s,%s,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%d,%s,%s", r.size, wb::to_string(r.shape).c_str(),
+                r.path.c_str(), r.gpu ? "gpu" : "cpu",
                 r.total_ms, r.min_ms, r.gpu ? r.h2d_ms : -1.0, r.gpu ? r.kernel_ms : -1.0, r.gpu ? r.d2h_ms : -1.0,
                 r.gpu ? r.overhead_ms : -1.0, r.reps, r.status.c_str(),
                 r.rel_err < 0 ? "" : wb::format_number(r.rel_err, 3).c_str());
         // The common CSV (--csv): the end-to-end time as the measurement, the kernel-only cuBLAS
         // rate of the same size as the baseline, so "% of cuBLAS" is what survives the copies.
-        if (r.path == "gpu_cublas_pinned" && r.kernel_ms > 0) cublas_kernel_gflops = 2.0 * r.size * r.size * r.size / (r.kernel_ms * 1e6);
+        if (r.path == "gpu_cublas_pinned" && r.kernel_ms > 0) cublas_kernel_gflops = r.shape.flops() / (r.kernel_ms * 1e6);
         if (!opt.csv.empty() && r.total_ms >= 0) {
             wb::ResultRow row;
             row.variant = "e2e_" + r.path;
             row.dtype = "fp32";
-            row.shape = {r.size, r.size, r.size};
+            row.shape = r.shape;
+            row.alpha = opt.alpha;
+            row.beta = opt.beta;
             row.ms_median = r.total_ms;
             row.ms_min = r.min_ms;
             row.baseline_gflops = cublas_kernel_gflops;
@@ -81,7 +90,8 @@ inline bool run_crossover(const Settings& s, const wb::Options& opt, const wb::D
     }
     const CrossoverSummary sum = summarize_crossover(rows);
     if (sum.crossover > 0)
-        std::printf("crossover: from %d^3 on, the GPU (copies included) beats the fastest CPU path\n", sum.crossover);
+        std::printf("crossover: from %d^3 (or as many multiply-adds) on, the GPU (copies included) beats the fastest "
+                    "CPU path\n", sum.crossover);
     else
         std::printf("crossover: the GPU did not win for good at the measured sizes\n");
     return ok;

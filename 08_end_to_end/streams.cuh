@@ -57,8 +57,6 @@ public:
     // sequence into one graph when lane 0's stream is being captured.
     void issue(const Matrices& host, Matrices& dev, const std::vector<Panel>& panels, int use,
                EventTimeline* timeline) {
-        const wb::Shape s = host.s;
-        const int K = s.k, N = s.n;
         auto op = [&](int l, const char* name, int panel, auto&& work) {
             if (timeline)
                 timeline->record(l, lanes_[l]->stream(), name, panel, work);
@@ -72,6 +70,8 @@ public:
         for (int l = 1; l < use; ++l) WB_CUDA_CHECK(cudaStreamWaitEvent(lanes_[l]->stream(), b_ready_.get(), 0));
 
         for (size_t i = 0; i < panels.size(); ++i) {
+            // BEGIN SOLUTION: panel i on lane i % use: rows of A in, multiply, rows of C out
+            const int K = host.s.k, N = host.s.n;
             const Panel p = panels[i];
             const int l = int(i % size_t(use));
             const size_t a_off = size_t(p.row0) * K, c_off = size_t(p.row0) * N;
@@ -86,6 +86,7 @@ public:
                 WB_CUDA_CHECK(cudaMemcpyAsync(host.C.get() + c_off, dev.C.get() + c_off,
                                               size_t(p.rows) * N * sizeof(float), cudaMemcpyDeviceToHost, st));
             });
+            // END SOLUTION
         }
         for (int l = 1; l < use; ++l) {
             WB_CUDA_CHECK(cudaEventRecord(done_[l]->get(), lanes_[l]->stream()));

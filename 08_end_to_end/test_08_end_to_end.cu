@@ -164,7 +164,7 @@ TEST_CASE("08: bad input exits 2, no GPU exits 3, --help exits 0", "[08]") {
     wb::test::check_program_exit_statuses("08_end_to_end");
     wb::test::TempDir dir;
     for (const char* args : {"--part bogus", "--streams 1", "--panels 0", "--big 0", "--batch x",
-                             "--sizes 100x50x30", "--out /proc/no_such_folder/08"}) {
+                             "--out /proc/no_such_folder/08"}) {
         const wb::test::RunResult r = wb::test::run_program("08_end_to_end", args, dir);
         INFO(args << " -> status " << r.status << ", stderr: " << r.err);
         CHECK(r.status == wb::kExitBadInput);
@@ -257,13 +257,19 @@ TEST_CASE("08: managed memory gives the explicit copies' result, bit for bit", "
 TEST_CASE("08: every crossover path is right; the transfers are timed", "[08][gpu]") {
     WB_REQUIRE_GPU();
     e2e::CrossoverSettings set;
-    set.sizes = {1, 33, 64};
+    set.shapes = {{1, 1, 1}, {33, 33, 33}, {64, 64, 64}};
     set.gpu = wb::table(e2e::kSgemmVariants);
     set.max_reps = 2;
-    const std::vector<e2e::CrossoverRow> rows = e2e::measure_crossover(set);
+    std::vector<e2e::CrossoverRow> rows = e2e::measure_crossover(set);
     CHECK(rows.size() >= 3 * 5);
+    // Any shape, with beta != 0: C0 is copied in as input, and every run starts from it.
+    set.shapes = {{67, 45, 33}, {130, 97, 75}};
+    set.alpha = -1.5f;
+    set.beta = 0.5f;
+    const std::vector<e2e::CrossoverRow> more = e2e::measure_crossover(set);
+    rows.insert(rows.end(), more.begin(), more.end());
     for (const e2e::CrossoverRow& r : rows) {
-        INFO(r.size << " " << r.path << ": " << r.status);
+        INFO(wb::to_string(r.shape) << " " << r.path << ": " << r.status);
         if (r.status.rfind("skipped", 0) == 0) continue;
         CHECK(r.status == "PASS");
         CHECK(r.total_ms > 0);

@@ -102,6 +102,16 @@ def crossover_summary(rows):
     return sizes, gpu, cpu, answer
 
 
+def size_label(rows, size):
+    """S^3 for a cube, else the shape itself (the CSV's size is the cube of equal work)."""
+    shapes = {r.get("shape", "") for r in rows if int(r["size"]) == size}
+    if len(shapes) == 1:
+        shape = shapes.pop()
+        if shape and shape != f"{size}x{size}x{size}":
+            return shape
+    return f"{size}^3"
+
+
 def paths_in_order(rows):
     seen = []
     for r in rows:
@@ -138,7 +148,7 @@ def crossover_lines(rows):
     sizes, gpu, cpu, answer = crossover_summary(rows)
     body = []
     for s in sizes:
-        line = [f"{s}^3"]
+        line = [size_label(rows, s)]
         for p in paths:
             r = cell.get((s, p))
             if r is None:
@@ -171,7 +181,7 @@ def breakdown_lines(rows, path="gpu_cublas_pinned"):
             continue
         total = num(r["total_ms"])
         kernel = num(r["kernel_ms"]) or 0.0
-        body.append([f"{r['size']}^3", fmt(num(r["h2d_ms"]), 4), fmt(kernel, 4), fmt(num(r["d2h_ms"]), 4),
+        body.append([size_label(rows, int(r["size"])), fmt(num(r["h2d_ms"]), 4), fmt(kernel, 4), fmt(num(r["d2h_ms"]), 4),
                      fmt(num(r["overhead_ms"]), 4), fmt(total, 4), fmt(100.0 * kernel / total if total else None, 1)])
     if not body:
         return [f"(no {path} rows)"]

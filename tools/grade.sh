@@ -123,7 +123,7 @@ san=$(command -v compute-sanitizer 2>/dev/null || true)
 for c in $CHAPTERS; do
   case "$c" in 00_*|01_*) continue ;; esac
   built "$c" || continue
-  extra=""; case "$c" in 07_*) extra="--no-costs" ;; esac
+  extra=""; case "$c" in 07_*) extra="--no-costs" ;; 08_*) extra="--part crossover" ;; esac
   if [ -n "$san" ]; then
     make --no-print-directory -C "$c" sanitize SANITIZER="$san" >>"$G/sanitize.log" 2>&1
     rc=$?

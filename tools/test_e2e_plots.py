@@ -11,17 +11,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_plots  # noqa: E402
 import wb_unittest  # noqa: E402
 
-CROSSOVER = """size,path,kind,total_ms,min_ms,h2d_ms,kernel_ms,d2h_ms,overhead_ms,reps,status,rel_err
-32,gpu_cublas_pinned,gpu,0.050000,0.049000,0.010000,0.008000,0.007000,0.025000,10,PASS,1.0e-07
-32,gpu_cublas_pageable,gpu,0.001000,0.001000,0.010000,0.008000,0.007000,0.025000,10,PASS,1.0e-07
-32,cpu_naive_1t,cpu,0.030000,0.030000,-1,-1,-1,-1,10,PASS,1.0e-07
-32,cpu_blocked_omp_16t,cpu,0.020000,0.020000,-1,-1,-1,-1,10,PASS,1.0e-07
-1024,gpu_cublas_pinned,gpu,0.900000,0.800000,0.300000,0.200000,0.300000,0.100000,10,PASS,1.0e-07
-1024,cpu_naive_1t,cpu,-1,-1,-1,-1,-1,-1,0,skipped (expected 3.0 s; limit 2.0 s),
-1024,cpu_blocked_omp_16t,cpu,5.000000,4.900000,-1,-1,-1,-1,10,PASS,1.0e-07
-4096,gpu_cublas_pinned,gpu,9.000000,8.000000,3.000000,3.000000,2.500000,0.500000,3,PASS,1.0e-07
-4096,cpu_naive_1t,cpu,-1,-1,-1,-1,-1,-1,0,skipped (expected 190 s; limit 2.0 s),
-4096,cpu_blocked_omp_16t,cpu,300.000000,300.000000,-1,-1,-1,-1,3,PASS,1.0e-07
+CROSSOVER = """size,shape,path,kind,total_ms,min_ms,h2d_ms,kernel_ms,d2h_ms,overhead_ms,reps,status,rel_err
+32,32x32x32,gpu_cublas_pinned,gpu,0.050000,0.049000,0.010000,0.008000,0.007000,0.025000,10,PASS,1.0e-07
+32,32x32x32,gpu_cublas_pageable,gpu,0.001000,0.001000,0.010000,0.008000,0.007000,0.025000,10,PASS,1.0e-07
+32,32x32x32,cpu_naive_1t,cpu,0.030000,0.030000,-1,-1,-1,-1,10,PASS,1.0e-07
+32,32x32x32,cpu_blocked_omp_16t,cpu,0.020000,0.020000,-1,-1,-1,-1,10,PASS,1.0e-07
+1024,1024x1024x1024,gpu_cublas_pinned,gpu,0.900000,0.800000,0.300000,0.200000,0.300000,0.100000,10,PASS,1.0e-07
+1024,1024x1024x1024,cpu_naive_1t,cpu,-1,-1,-1,-1,-1,-1,0,skipped (expected 3.0 s; limit 2.0 s),
+1024,1024x1024x1024,cpu_blocked_omp_16t,cpu,5.000000,4.900000,-1,-1,-1,-1,10,PASS,1.0e-07
+4096,4096x4096x4096,gpu_cublas_pinned,gpu,9.000000,8.000000,3.000000,3.000000,2.500000,0.500000,3,PASS,1.0e-07
+4096,4096x4096x4096,cpu_naive_1t,cpu,-1,-1,-1,-1,-1,-1,0,skipped (expected 190 s; limit 2.0 s),
+4096,4096x4096x4096,cpu_blocked_omp_16t,cpu,300.000000,300.000000,-1,-1,-1,-1,3,PASS,1.0e-07
 """
 STREAMS = """mode,streams,panels,ms,h2d_ms,gemm_ms,d2h_ms,copy_ms,goal_bound_ms,engine_bound_ms,ratio_goal,status,same_as_serial
 serial,1,16,12.000000,2.000000,6.000000,4.000000,6.000000,6.000000,6.000000,2.0000,PASS,yes
@@ -85,6 +85,11 @@ class CrossoverTest(Fixture):
             if r["size"] == "4096" and r["path"] == "gpu_cublas_pinned":
                 r["total_ms"] = "400"
         self.assertIsNone(e2e_plots.crossover_summary(rows)[3])
+
+    def test_a_shape_that_is_not_a_cube_keeps_its_name(self):
+        rows = [{"size": "930", "shape": "1000x1013x777"}, {"size": "64", "shape": "64x64x64"}]
+        self.assertEqual(e2e_plots.size_label(rows, 930), "1000x1013x777")
+        self.assertEqual(e2e_plots.size_label(rows, 64), "64^3")
 
     def test_tables_hold_the_numbers_and_the_skips(self):
         text = "\n".join(e2e_plots.crossover_lines(e2e_plots.read_csv(self.dir, "crossover.csv")))
