@@ -236,8 +236,50 @@ def managed_lines(rows):
                   "check", "same bits as explicit"], body)
 
 
-def sections(folder):
-    """Every section's markdown lines, by name."""
+# The Chinese notes get the same tables in Chinese: every fixed phrase of the English text, replaced
+# longest first (numbers, paths and names stay as they are).
+ZH = [
+    ("Not measured yet: run `make measure-08 OUT=DIR`, then `python3 tools/e2e_plots.py fill DIR`.",
+     "尚未测量：运行 `make measure-08 OUT=DIR`，然后 `python3 tools/e2e_plots.py fill DIR`。"),
+    ("Measured on ", "测量环境："), (", driver CUDA ", "，驱动 CUDA "), (", runtime ", "，运行时 "),
+    (" CPU threads, OpenBLAS ", " 个 CPU 线程，OpenBLAS "), ("not built in", "未链接"), ("built in", "已链接"),
+    (", with", "，命令："), ("Host link: ", "主机链路："), (" (read with ", "（读取方式："),
+    ("the GPU (copies included, pinned memory) did not win for good at these sizes.",
+     "在这些尺寸上，GPU（计入拷贝，锁页内存）没有稳定胜出。"),
+    ("Crossover: from ", "交叉点：从 "),
+    (" on, the GPU (copies included, from pinned memory) beats the fastest CPU path at every measured size.",
+     " 起，GPU（计入拷贝，来自锁页内存）在每个测量尺寸上都快于最快的 CPU 路径。"),
+    ("Crossover: ", "交叉点："),
+    ("Busy time in the serial run: copies in ", "串行运行中的忙碌时间：拷入 "), (" ms, GEMMs ", " ms，GEMM "),
+    (" ms, copies out ", " ms，拷出 "), ("; max(total copy, total GEMM) = ", "；max(总拷贝, 总 GEMM) = "),
+    (" ms, max(copy in, GEMM, copy out) = ", " ms，max(拷入, GEMM, 拷出) = "),
+    ("Goal (pipelined within 15% of max(total copy, total GEMM)): ", "目标（流水不超过 max(总拷贝, 总 GEMM) 的 115%）："),
+    ("Graph replay: ", "图重放："), ("x cheaper per GEMM than direct launches (goal 2.5x: ", " 倍于直接启动的每 GEMM 开销节省（目标 2.5 倍："),
+    ("not met", "未达到"), ("met", "达到"),
+    ("(the ", "（"), (" part did not run)", " 部分未运行）"),
+    ("% of the link", "占链路的 %"), ("host memory", "主机内存"), ("| direction |", "| 方向 |"), ("ms (median)", "毫秒（中位数）"),
+    ("kernel % of total", "内核占总时间的 %"), ("launch + sync ms", "启动 + 同步 ms"), ("copy in ms", "拷入 ms"),
+    ("copy out ms", "拷出 ms"), ("kernel ms", "内核 ms"), ("total ms", "总计 ms"), ("faster", "更快"),
+    ("same bits as serial", "与串行比特相同"), ("same bits as loop", "与循环比特相同"),
+    ("same bits as explicit", "与显式拷贝比特相同"), ("/ max(copy, GEMM)", "/ max(拷贝, GEMM)"),
+    ("us per GEMM (host clock)", "每 GEMM 微秒（主机时钟）"), ("us per GEMM (GPU)", "每 GEMM 微秒（GPU）"),
+    ("copies / prefetch ms", "拷贝 / 预取 ms"), ("1st GEMM ms", "第 1 次 GEMM ms"), ("2nd GEMM ms", "第 2 次 GEMM ms"),
+    ("C to the CPU ms", "C 回到 CPU ms"), ("CPU reads A ms", "CPU 读 A ms"),
+    ("| mode |", "| 模式 |"), ("| path |", "| 路径 |"), ("| scenario |", "| 场景 |"), ("| size |", "| 尺寸 |"),
+    (" streams |", " 流数 |"), (" panels |", " 面板数 |"), (" check |", " 检查 |"), (" shape |", " 形状 |"),
+]
+
+
+def to_zh(line):
+    for en, zh in sorted(ZH, key=lambda p: -len(p[0])):
+        line = line.replace(en, zh)
+    return line
+
+
+def sections(folder, lang="en"):
+    """Every section's markdown lines, by name (lang "zh": in Chinese)."""
+    if lang == "zh":
+        return {name: [to_zh(x) for x in lines] for name, lines in sections(folder).items()}
     cross = read_csv(folder, "crossover.csv")
     return {
         "provenance": provenance_lines(read_run(folder)),
@@ -272,8 +314,8 @@ def fill_text(text, secs):
 
 
 def fill(folder, notes):
-    secs = sections(folder)
     for path in notes:
+        secs = sections(folder, "zh" if path.endswith(".zh-CN.md") else "en")
         with open(path) as f:
             text = f.read()
         new, filled = fill_text(text, secs)

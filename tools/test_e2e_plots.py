@@ -129,6 +129,19 @@ class TablesTest(Fixture):
         with open(notes) as f:
             self.assertEqual(f.read(), text)
 
+    def test_chinese_notes_get_chinese_tables(self):
+        zh = e2e_plots.sections(self.dir, "zh")
+        self.assertIn("交叉点：从 1024^3 起", "\n".join(zh["crossover"]))
+        self.assertIn("测量环境：NVIDIA H200", zh["provenance"][0])
+        self.assertIn("| 模式 | 流数 | 面板数 |", "\n".join(zh["streams"]))
+        self.assertEqual(zh["transfers"], ["（transfers 部分未运行）"])
+        notes = os.path.join(self.dir, "README.zh-CN.md")
+        with open(notes, "w") as f:
+            f.write("<!-- wb:08:graphs -->\n<!-- /wb:08:graphs -->\n")
+        e2e_plots.fill(self.dir, [notes])
+        with open(notes) as f:
+            self.assertIn("图重放：3.00", f.read())
+
     def test_fill_without_markers_is_an_error(self):
         notes = os.path.join(self.dir, "plain.md")
         with open(notes, "w") as f:
