@@ -1,9 +1,10 @@
-// 07_cublas_baseline - cuBLAS done right: the row-major trick, SGEMM in three math modes, TF32 and
-// FP16 through cublasGemmEx, and what a handle and a first call cost.
+// 07_cublas_baseline - cuBLAS done right: the row-major trick, SGEMM in three math modes, TF32, FP16
+// and BF16 through cublasGemmEx, and what a handle and a first call cost; then CUTLASS beside it
+// (where CUTLASS was found at build time).
 // Run: make 07 && ./07_cublas_baseline [--size 4096] [--costs-only] [--no-costs] (--help lists all)
 //
 // First the costs (in a fresh process, so "first call" means first), then the size sweep
-// 128 ... 8192 of every variant through the common harness.
+// 128 ... 8192 of every variant through the common harness, cuBLAS's and CUTLASS's.
 #include <cstdio>
 
 #include "cublas_costs.cuh"
@@ -11,11 +12,13 @@
 
 int main(int argc, char** argv) {
     costs::Settings settings;
+    const ChapterTables tables = chapter_tables();
     // clang-format off
     const wb::Chapter chapter{
         "07_cublas_baseline",
-        wb::table(kSgemmVariants),
-        wb::table(kHgemmVariants),
+        tables.sgemm,
+        tables.hgemm,
+        tables.bgemm,
         {{128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
          {4096, 4096, 4096}, {8192, 8192, 8192}},
         costs::extra_options(settings),
@@ -39,5 +42,6 @@ int main(int argc, char** argv) {
         }
         if (settings.costs_only) return wb::kExitOk;
     }
+    if (!tables.not_built.empty()) std::printf("%s\n\n", tables.not_built.c_str());
     return wb::run_chapter(chapter, opt);
 }

@@ -23,14 +23,18 @@
 //     cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, /*m=*/N, /*n=*/M, /*k=*/K,
 //                 &alpha, B, /*ldb as lda=*/N, A, /*lda as ldb=*/K, &beta, C, /*ldc=*/N);
 //
-// common/gemm_harness.cu holds the three launchers every chapter uses as its baseline
-// (wb::cublas_sgemm, wb::cublas_tf32, wb::cublas_hgemm); this chapter lists them as variants and
-// adds the math-mode variants and a deliberately wrong call.
+// common/gemm_harness.cu holds the launchers every chapter uses as its baseline (wb::cublas_sgemm,
+// wb::cublas_tf32, wb::cublas_hgemm, wb::cublas_bgemm); this chapter lists them as variants and
+// adds the math-mode variants and a deliberately wrong call. After them come the CUTLASS rows,
+// where CUTLASS was found at build time (cutlass_gemms.cuh): chapter_tables() below joins both.
 #pragma once
 
 #include <cublas_v2.h>
 
+#include <vector>
+
 #include "cuda_check.cuh"
+#include "cutlass_gemms.cuh"
 #include "gemm_harness.cuh"
 
 // Sets a handle's math mode for the lifetime of this object and then puts the previous mode
@@ -122,4 +126,28 @@ inline const wb::HgemmVariant kHgemmVariants[] = {
     {"gemmex_fp16", wb::cublas_hgemm,
      "cublasGemmEx, FP16 A and B, FP32 C, CUBLAS_COMPUTE_32F: FP16 tensor cores"},
 };
+
+inline const wb::BgemmVariant kBgemmVariants[] = {
+    {"gemmex_bf16", wb::cublas_bgemm,
+     "cublasGemmEx, BF16 A and B, FP32 C, CUBLAS_COMPUTE_32F: BF16 tensor cores", {}, 80},
+};
 // clang-format on
+
+// The chapter's tables as the program runs them: the cuBLAS rows above, then the CUTLASS rows
+// that were built. `not_built` is the one line to print when some CUTLASS rows are missing.
+struct ChapterTables {
+    std::vector<wb::SgemmVariant> sgemm;
+    std::vector<wb::HgemmVariant> hgemm;
+    std::vector<wb::BgemmVariant> bgemm;
+    std::string not_built;
+};
+
+inline ChapterTables chapter_tables() {
+    const CutlassRows cutlass = cutlass_rows();
+    ChapterTables t{wb::table(kSgemmVariants), wb::table(kHgemmVariants), wb::table(kBgemmVariants),
+                    cutlass.not_built};
+    t.sgemm.insert(t.sgemm.end(), cutlass.sgemm.begin(), cutlass.sgemm.end());
+    t.hgemm.insert(t.hgemm.end(), cutlass.hgemm.begin(), cutlass.hgemm.end());
+    t.bgemm.insert(t.bgemm.end(), cutlass.bgemm.begin(), cutlass.bgemm.end());
+    return t;
+}

@@ -1,11 +1,16 @@
 // test_07_cublas_baseline - the row-major trick (on a CPU model of the column-major contract, and
 // on the GPU against the double-precision reference), the wrong call caught by the checker and
 // shown to produce C^T, every math mode on the spec's shapes, what the math mode changes in the
-// result, the stream and the math mode the launchers leave behind, and the cost measurements.
+// result, the stream and the math mode the launchers leave behind, and the cost measurements; the
+// CUTLASS rows (where built): every spec shape, NaN in C with beta = 0, misaligned pointers, the
+// padded path against the direct one, and the one line printed when they are not built.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "aligned_operands.cuh"
 #include "cublas_costs.cuh"
 #include "kernels.cuh"
 #include "testing.cuh"
@@ -96,8 +101,12 @@ TEST_CASE("07: the row-major trick, on a CPU model of cuBLAS's column-major cont
 TEST_CASE("07: the variant tables are well formed", "[07]") {
     const auto sgemm = wb::table(kSgemmVariants);
     const auto hgemm = wb::table(kHgemmVariants);
+    const auto bgemm = wb::table(kBgemmVariants);
     REQUIRE(sgemm.size() == 4);
     REQUIRE(hgemm.size() == 1);
+    REQUIRE(bgemm.size() == 1);
+    CHECK(bgemm[0].run == wb::cublas_bgemm);
+    CHECK(bgemm[0].min_cc >= 80);  // BF16 tensor cores arrived with Ampere
     std::vector<std::string> names;
     for (const auto& v : sgemm) {
         INFO("variant " << v.name);
@@ -112,12 +121,13 @@ TEST_CASE("07: the variant tables are well formed", "[07]") {
         CHECK(v.run != nullptr);
         names.push_back(v.name);
     }
+    names.push_back(bgemm[0].name);
     CHECK(sgemm[0].run == wb::cublas_sgemm);  // the baseline's own call, to see the noise
     CHECK(sgemm[2].precision == wb::Precision::tf32);
     CHECK(sgemm[3].precision == wb::Precision::tf32);
     for (size_t i = 0; i < names.size(); ++i) {
         // The harness prints its baseline rows under these names: a variant must not look like one.
-        for (const char* baseline : {"cublas_sgemm", "cublas_tf32", "cublas_hgemm"})
+        for (const char* baseline : {"cublas_sgemm", "cublas_tf32", "cublas_hgemm", "cublas_bgemm"})
             CHECK(names[i] != baseline);
         for (size_t j = i + 1; j < names.size(); ++j) CHECK(names[i] != names[j]);
     }
@@ -162,6 +172,60 @@ TEST_CASE("07: bad input exits 2, no GPU exits 3, --help exits 0", "[07]") {
     const wb::test::RunResult costs_no_gpu =
         wb::test::run_program("07_cublas_baseline", "--costs-only", dir, "CUDA_VISIBLE_DEVICES=-1");
     CHECK(costs_no_gpu.status == wb::kExitNoDevice);
+}
+
+TEST_CASE("07: the CUTLASS rows are either built and well formed, or named in one line", "[07][cutlass]") {
+    const CutlassRows rows = cutlass_rows();
+    const ChapterTables t = chapter_tables();
+    const size_t count = rows.sgemm.size() + rows.hgemm.size() + rows.bgemm.size();
+    INFO("CUTLASS rows built: " << count << "; not built: '" << rows.not_built << "'");
+    // The chapter's tables are the cuBLAS rows followed by exactly these.
+    CHECK(t.sgemm.size() == wb::table(kSgemmVariants).size() + rows.sgemm.size());
+    CHECK(t.hgemm.size() == wb::table(kHgemmVariants).size() + rows.hgemm.size());
+    CHECK(t.bgemm.size() == wb::table(kBgemmVariants).size() + rows.bgemm.size());
+    CHECK(t.not_built == rows.not_built);
+    if (count == 0) {
+        // Without CUTLASS: one line that says what is missing and how to get it.
+        CHECK(rows.not_built.find("CUTLASS rows not built") == 0);
+        CHECK(rows.not_built.find("pip install nvidia-cutlass") != std::string::npos);
+        CHECK(rows.not_built.find("CUTLASS_INC") != std::string::npos);
+    } else {
+        // The three CUTLASS 2.x rows come together; the Hopper rows come together or say why not.
+        CHECK(rows.sgemm.size() == 2);
+        const bool hopper = rows.bgemm.size() == 1;
+        CHECK(rows.hgemm.size() == (hopper ? 2u : 1u));
+        CHECK(rows.not_built.empty() == hopper);
+        if (!hopper) CHECK(rows.not_built.find("sm_90") != std::string::npos);
+        CHECK(rows.sgemm[0].precision == wb::Precision::fp32);
+        CHECK(rows.sgemm[1].precision == wb::Precision::tf32);
+        for (const auto& v : rows.sgemm) CHECK(v.min_cc >= 80);
+        for (const auto& v : rows.hgemm) CHECK(v.min_cc >= 80);
+        for (const auto& v : rows.bgemm) CHECK(v.min_cc == 90);
+    }
+    CHECK(rows.not_built.find('\n') == std::string::npos);
+    std::vector<std::string> names;
+    for (const auto& v : t.sgemm) names.push_back(v.name);
+    for (const auto& v : t.hgemm) names.push_back(v.name);
+    for (const auto& v : t.bgemm) names.push_back(v.name);
+    std::vector<std::string> sorted = names;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());  // unique names
+}
+
+TEST_CASE("07: the program prints the CUTLASS 'not built' line once, or nothing", "[07][cutlass]") {
+    wb::test::TempDir dir;
+    // --no-costs goes straight to the rows: the line comes before the device check (exit 3 here).
+    const wb::test::RunResult r = wb::test::run_program("07_cublas_baseline", "--no-costs --size 64", dir,
+                                                        "CUDA_VISIBLE_DEVICES=-1");
+    CHECK(r.status == wb::kExitNoDevice);
+    const std::string line = cutlass_rows().not_built;
+    if (line.empty()) {
+        CHECK(r.out.find("not built") == std::string::npos);
+    } else {
+        const size_t at = r.out.find(line);
+        CHECK(at != std::string::npos);
+        CHECK(r.out.find(line, at + 1) == std::string::npos);
+    }
 }
 
 // ---- on a GPU ----------------------------------------------------------------------------------
@@ -303,4 +367,121 @@ TEST_CASE("07: the cost measurements are plausible", "[gpu][07]") {
     CHECK(c.first_call_ms >= 0.9 * c.steady_gpu_ms);
     const std::string text = costs::format(costs::ProcessStart{}, c);
     CHECK(text.find("steady state") != std::string::npos);
+}
+
+// ---- the CUTLASS rows, on a GPU ------------------------------------------------------------------
+
+TEST_CASE("07: every CUTLASS row is right on every shape of the spec (NaN in C when beta = 0)", "[gpu][07][cutlass]") {
+    WB_REQUIRE_GPU();
+    const CutlassRows rows = cutlass_rows();
+    if (rows.sgemm.empty() && rows.hgemm.empty() && rows.bgemm.empty()) {
+        wb::test::mark_skipped();
+        WB_SKIP_NOW(rows.not_built);
+    }
+    // The spec's list has beta = 0 cases (C poisoned with NaN: reading it fails), shapes whose K
+    // or N is no multiple of 8 (the padded path) and multiples (the direct path).
+    wb::test::check_variants(rows.sgemm);
+    wb::test::check_variants(rows.hgemm);
+    wb::test::check_variants(rows.bgemm);
+}
+
+namespace {
+
+// Runs `run` on A, B (and C0 when beta != 0) placed `offset` elements past a 256-byte aligned
+// allocation, C poisoned with NaN when beta == 0; returns C.
+template <class T, class Fn>
+std::vector<float> run_at_offset(Fn run, int M, int N, int K, const std::vector<T>& A, const std::vector<T>& B,
+                                 float beta, const std::vector<float>& C0, size_t offset) {
+    wb::DeviceBuffer<T> dA(A.size() + offset), dB(B.size() + offset);
+    wb::DeviceBuffer<float> dC(C0.size() + offset);
+    WB_CUDA_CHECK(cudaMemcpy(dA.get() + offset, A.data(), A.size() * sizeof(T), cudaMemcpyHostToDevice));
+    WB_CUDA_CHECK(cudaMemcpy(dB.get() + offset, B.data(), B.size() * sizeof(T), cudaMemcpyHostToDevice));
+    if (beta != 0.0f) {
+        WB_CUDA_CHECK(cudaMemcpy(dC.get() + offset, C0.data(), C0.size() * sizeof(float), cudaMemcpyHostToDevice));
+    } else {
+        WB_CUDA_CHECK(cudaMemset(dC.get(), 0xFF, dC.size() * sizeof(float)));  // all NaN
+    }
+    run(M, N, K, 1.25f, dA.get() + offset, dB.get() + offset, beta, dC.get() + offset, nullptr);
+    WB_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> C(C0.size());
+    WB_CUDA_CHECK(cudaMemcpy(C.data(), dC.get() + offset, C.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return C;
+}
+
+template <class T>
+std::vector<T> random_inputs(size_t count, uint64_t stream);
+template <>
+std::vector<float> random_inputs<float>(size_t count, uint64_t stream) {
+    std::vector<float> v(count);
+    wb::fill_random(v.data(), count, 21, stream);
+    return v;
+}
+template <>
+std::vector<__half> random_inputs<__half>(size_t count, uint64_t stream) {
+    return wb::to_half(random_inputs<float>(count, stream));
+}
+template <>
+std::vector<__nv_bfloat16> random_inputs<__nv_bfloat16>(size_t count, uint64_t stream) {
+    return wb::to_bf16(random_inputs<float>(count, stream));
+}
+
+// Misaligned pointers force the padded path on a shape the kernel could run directly: the result
+// must be bit for bit the direct one (same kernel, same problem, same order of sums).
+template <class T, class Fn>
+void check_offsets(const char* name, Fn run) {
+    const int M = 72, N = 96, K = 64;  // multiples of 8: aligned pointers need no copy
+    const std::vector<T> A = random_inputs<T>(size_t(M) * K, 1), B = random_inputs<T>(size_t(K) * N, 2);
+    const std::vector<float> C0 = random_inputs<float>(size_t(M) * N, 3);
+    for (float beta : {0.0f, 0.5f}) {
+        INFO(name << ", beta " << beta);
+        const std::vector<float> direct = run_at_offset(run, M, N, K, A, B, beta, C0, 0);
+        const std::vector<float> shifted = run_at_offset(run, M, N, K, A, B, beta, C0, 1);
+        CHECK(std::all_of(direct.begin(), direct.end(), [](float x) { return std::isfinite(x); }));
+        CHECK(std::equal(direct.begin(), direct.end(), shifted.begin(),
+                         [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("07: CUTLASS rows on misaligned pointers give the aligned result", "[gpu][07][cutlass]") {
+    WB_REQUIRE_GPU();
+    const CutlassRows rows = cutlass_rows();
+    const int cc = wb::query_device(0).cc_number();
+    int ran = 0;
+    for (const auto& v : rows.sgemm)
+        if (cc >= v.min_cc) check_offsets<float>(v.name, v.run), ++ran;
+    for (const auto& v : rows.hgemm)
+        if (cc >= v.min_cc) check_offsets<__half>(v.name, v.run), ++ran;
+    for (const auto& v : rows.bgemm)
+        if (cc >= v.min_cc) check_offsets<__nv_bfloat16>(v.name, v.run), ++ran;
+    if (ran == 0) {
+        wb::test::mark_skipped();
+        WB_SKIP_NOW("no CUTLASS row built for this GPU");
+    }
+}
+
+TEST_CASE("07: the padded workspace is used only when the operands do not fit", "[gpu][07][cutlass]") {
+    WB_REQUIRE_GPU();
+    wb::DeviceBuffer<__half> A(64 * 72 + 8), B(72 * 80 + 8);
+    wb::DeviceBuffer<float> C(64 * 80 + 8);
+    using Op = wbcutlass::AlignedOperands<__half, 8>;
+    const Op aligned(64, 80, 72, A.get(), B.get(), 0.0f, C.get(), nullptr);
+    CHECK_FALSE(aligned.copies());  // the sweep's shapes: the caller's buffers, untouched
+    CHECK(aligned.A() == A.get());
+    CHECK(aligned.C() == C.get());
+    const Op odd_k(64, 80, 67, A.get(), B.get(), 0.0f, C.get(), nullptr);
+    CHECK(odd_k.copies());
+    CHECK(odd_k.K() == 72);
+    CHECK(odd_k.N() == 80);
+    CHECK(odd_k.C() == C.get());  // N fits: C is written in place
+    const Op odd_n(64, 77, 72, A.get(), B.get(), 0.0f, C.get(), nullptr);
+    CHECK(odd_n.N() == 80);
+    CHECK(odd_n.A() == A.get());  // K fits: A is read in place
+    CHECK(odd_n.C() != C.get());
+    const Op shifted(64, 80, 72, A.get() + 1, B.get(), 0.0f, C.get(), nullptr);
+    CHECK(shifted.copies());
+    CHECK(shifted.A() != A.get() + 1);
+    odd_n.finish();
+    WB_CUDA_CHECK(cudaDeviceSynchronize());
 }
