@@ -348,7 +348,11 @@ class ReadmeCommands(unittest.TestCase):
         self.assertIn("make test", [c.strip() for c in " && ".join(blocks["test"]).split("&&")])
         self.assertIn("make CUTLASS=0 test-07", shown["cutlass-checks"])
         self.assertIn("make test-07", shown["cutlass-checks"])
-        self.assertEqual(shown["cuda12"], ["bash tools/check_cuda12_api.sh"])
+        self.assertTrue(shown["cuda12"][0].startswith("bash tools/check_cuda12_api.sh"), shown["cuda12"])
+        # Every file CI lets fail the CUDA 12.4 check is one the README names as needing more.
+        readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+        for known in re.findall(r"--known (\S+)", shown["cuda12"][0]):
+            self.assertIn(known.split("/")[0], readme)
 
     def test_the_chinese_readme_gives_the_same_commands(self):
         self.assertEqual(readme_blocks(os.path.join(ROOT, "README.zh-CN.md")),
