@@ -472,5 +472,76 @@ class SetupScript(unittest.TestCase):
         self.assertEqual(self.running(result)[-1], f"{python} -m pip install matplotlib")
 
 
+class CudaApiCheck(unittest.TestCase):
+    """tools/check_cuda12_api.sh's own logic, with fake wheels and a fake compiler that rejects a
+    planted name (the real check, with the real compiler and headers, runs in CI)."""
+    SCRIPT = os.path.join(ROOT, "tools", "check_cuda12_api.sh")
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.folder)
+        import zipfile
+        wheels = os.path.join(self.folder, "wheels")
+        os.makedirs(wheels)
+        for wheel, name, text in [
+                ("nvidia_cuda_runtime_cu12-12.4.127-py3-none-any.whl", "nvidia/cuda_runtime/include/cuda_runtime_api.h",
+                 "#define CUDART_VERSION 12040\n"),
+                ("nvidia_cublas_cu12-12.4.5.8-py3-none-any.whl", "nvidia/cublas/include/cublas_v2.h", "\n")]:
+            with zipfile.ZipFile(os.path.join(wheels, wheel), "w") as z:
+                z.writestr(name, text)
+        # A compiler that knows no API newer than 12.4: a file naming one fails, as with the headers.
+        self.nvcc = fake_tool(self.folder, "nvcc", (
+            'case "$*" in *--version*) echo "Cuda compilation tools, release 13.0, V13.0.0"; exit 0 ;; esac\n'
+            'for a; do case "$a" in *.cu|*.cpp) f=$a ;; esac; done\n'
+            'if grep -q "cudaStreamGetDevice\\|planted_api_of_12_5" "$f"; then echo "$f(1): error: identifier is undefined"; exit 1; fi'))
+        self.env = dict(os.environ, CUDA12_WHEELS=wheels, NVCC=self.nvcc, CXX=self.nvcc)
+
+    def source(self, name, text):
+        path = os.path.join(self.folder, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def check(self, *args):
+        return subprocess.run(["bash", self.SCRIPT, *args], cwd=ROOT, env=self.env, capture_output=True, text=True,
+                              timeout=60)
+
+    def test_a_newer_api_fails_the_file_and_the_check(self):
+        good = self.source("good.cu", "int f() { return cudaGetDevice(nullptr); }\n")
+        bad = self.source("bad.cu", "int g() { return planted_api_of_12_5(); }\n")
+        result = self.check(good, bad)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("probes as expected", result.stdout)
+        self.assertIn(f"ok      {good}", result.stdout)
+        self.assertIn(f"FAILED  {bad}", result.stdout)
+        self.assertIn("2 file(s) compiled against the CUDA 12.4 headers, 1 failed", result.stdout)
+        self.assertEqual(self.check(good).returncode, 0)
+
+    def test_known_files_are_counted_apart_until_they_compile(self):
+        good = self.source("good.cu", "int f();\n")
+        bad = self.source("bad.cu", "int g() { return planted_api_of_12_5(); }\n")
+        result = self.check("--known", bad, good, bad)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn(f"{bad} needs a newer CUDA than 12.4", result.stdout)
+        result = self.check("--known", good, good)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(f"{good} now compiles against 12.4", result.stderr)
+
+    def test_cutlass_files_are_left_out_through_their_headers(self):
+        self.source("gemms.cuh", "#include <cutlass/gemm/device/gemm.h>\n")
+        uses = self.source("uses.cu", '#include "gemms.cuh"\nint g() { return planted_api_of_12_5(); }\n')
+        plain = self.source("plain.cu", "int f();\n")
+        result = self.check(uses, plain)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn(f"left out {uses} (CUTLASS", result.stdout)
+
+    def test_a_compiler_that_ignores_the_headers_is_caught(self):
+        # Were the 12.4 headers not in force, the 12.8 probe would compile: the check refuses to run.
+        fake_tool(self.folder, "nvcc", 'case "$*" in *--version*) echo "release 13.0" ;; esac; exit 0')
+        result = self.check(self.source("good.cu", "int f();\n"))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("the 12.4 headers are not the ones in force", result.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(wb_unittest.run_module(__name__, "test_make_hints"))
