@@ -479,9 +479,10 @@ TEST_CASE("07: the padded workspace is used only when the operands do not fit", 
     CHECK(odd_n.N() == 80);
     CHECK(odd_n.A() == A.get());  // K fits: A is read in place
     CHECK(odd_n.C() != C.get());
+    odd_n.finish();  // before the next AlignedOperands, which may grow (and move) the workspace
+    WB_CUDA_CHECK(cudaDeviceSynchronize());
     const Op shifted(64, 80, 72, A.get() + 1, B.get(), 0.0f, C.get(), nullptr);
     CHECK(shifted.copies());
     CHECK(shifted.A() != A.get() + 1);
-    odd_n.finish();
-    WB_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(shifted.B() == B.get());  // only the misaligned operand is copied
 }
