@@ -47,6 +47,7 @@ declare -A SHAPES=(
   [06]="1024 2048 4096 8192 $FLAT $ODD"
   [07]="128 256 512 1024 2048 4096 8192 $FLAT $ODD"
   [08]="256 1024 4096"
+  [09]="1024 4096 8192 $FLAT $ODD"
 )
 # Extra options per chapter. 01: the naive CPU loop needs seconds per call at 1024.
 # 07: its cost measurements (handle, first call) belong to its own notes, not to the bench.
@@ -60,7 +61,7 @@ declare -A OPTIONS=(
 # The slowest variant of each GPU chapter as a fraction of the FP32 peak, rounded down (02's
 # uncoalesced kernel is the slowest of all; 03 has a bank-conflict demonstration; 07's slowest is
 # cuBLAS in pedantic FP32).
-declare -A SLOWEST=([02]=0.004 [03]=0.02 [04]=0.03 [05]=0.03 [06]=0.03 [07]=0.2 [08]=0.03)
+declare -A SLOWEST=([02]=0.004 [03]=0.02 [04]=0.03 [05]=0.03 [06]=0.03 [07]=0.2 [08]=0.03 [09]=0.5)
 WATCHDOG_LIMIT_S=1
 LIMIT_S=5
 
@@ -120,7 +121,7 @@ estimate_s() {
 plan_chapter=()
 plan_shape=()
 declare -A RAN=()
-for nn in 01 02 03 04 05 06 07 08; do
+for nn in 01 02 03 04 05 06 07 08 09; do
   dir=$(ls -d ${nn}_*/ 2>/dev/null | head -1)
   dir=${dir%/}
   if [ -z "$dir" ]; then
@@ -189,7 +190,7 @@ for ((i = 0; i < total; i++)); do
   fi
   # The fastest variant that passed, among the rows this run added (not the baselines).
   best=$(tail -n +"$((before + 1))" "$csv" 2>/dev/null | awk -F, '
-    $1 != "chapter" && $16 == "PASS" && $11 != "" && $2 !~ /^(cublas_(sgemm|tf32|hgemm)|openblas)/ {
+    $1 != "chapter" && $16 == "PASS" && $11 != "" && $2 !~ /^(cublas_(sgemm|tf32|hgemm|bgemm)|openblas)/ {
       if ($11 + 0 > g) { g = $11 + 0; v = $2; p = $13 } }
     END { if (v != "") printf "best %s %.0f GFLOP/s%s", v, g, (p != "" ? sprintf(" = %.1f%% of the baseline", p) : "") }')
   if [ "$rc" -eq 0 ]; then
