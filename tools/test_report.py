@@ -513,6 +513,104 @@ class BenchTools(unittest.TestCase):
         self.assertIn("02_naive_kernel 4096 skipped", small.stdout)
         self.assertIn("kernel time limit", small.stdout)
 
+    def test_dry_run_leaves_out_chapter_09_on_another_gpu(self):
+        with open(FIXTURE_ENV, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn('"cc": "9.0"', text)
+        ampere = os.path.join(self.tmp, "ampere.json")
+        with open(ampere, "w", encoding="utf-8") as f:
+            f.write(text.replace('"cc": "9.0"', '"cc": "8.6"'))
+        hopper = run(["bash", "tools/bench.sh", "--dry-run"], {"BENCH_ENV": FIXTURE_ENV, "BENCH_OUT": self.tmp})
+        other = run(["bash", "tools/bench.sh", "--dry-run"], {"BENCH_ENV": ampere, "BENCH_OUT": self.tmp})
+        self.assertEqual(hopper.returncode, 0, hopper.stderr)
+        self.assertEqual(other.returncode, 0, other.stderr)
+        self.assertRegex(hopper.stdout, r"\] 09_hopper_wgmma +4096 ")
+        self.assertNotIn("left out", hopper.stdout)
+        self.assertNotIn("] 09_hopper_wgmma", other.stdout)
+        why = [line for line in other.stdout.splitlines() if "09_hopper_wgmma" in line]
+        self.assertEqual(why, ["bench: 09_hopper_wgmma left out: it runs only on compute capability 9.0 "
+                               "(H100, H200, GH200), this GPU is 8.6"])
+        self.assertRegex(other.stdout, r"\] 08_end_to_end +4096 ")  # every other chapter is still planned
+
+    def fake_tree(self, chapters, env_text):
+        """A copy of the workbook's layout with stand-ins for the programs: they append the
+        fixture's rows of their chapter and shape, and fail when one of those rows failed;
+        00_env_check writes env_text as env.json. Every call is logged in calls.txt."""
+        work = os.path.join(self.tmp, "wb")
+        os.makedirs(os.path.join(work, "tools"))
+        for name in ("bench.sh", "bench_summary.py", "wb_shapes.py"):
+            shutil.copy(os.path.join(TOOLS, name), os.path.join(work, "tools", name))
+        header = ",".join(fixture_rows()[0].keys())
+        calls = os.path.join(self.tmp, "calls.txt")
+        program = f'''#!/usr/bin/env python3
+import csv, os, sys
+args = sys.argv[1:]
+chapter = os.path.basename(sys.argv[0])
+with open({calls!r}, "a") as f:
+    f.write(chapter + " " + " ".join(args) + "\\n")
+if "--json" in args:
+    with open(args[args.index("--json") + 1], "w") as f:
+        f.write({env_text!r})
+    sys.exit(0)
+size, out = args[args.index("--size") + 1], args[args.index("--csv") + 1]
+shape = size.split("x") if "x" in size else [size] * 3
+with open({FIXTURE_CSV!r}, newline="") as f:
+    rows = [r for r in csv.DictReader(f) if r["chapter"] == chapter and [r["M"], r["N"], r["K"]] == shape]
+new = not os.path.exists(out) or os.path.getsize(out) == 0
+with open(out, "a", newline="") as f:
+    w = csv.DictWriter(f, fieldnames={header!r}.split(","), lineterminator="\\n")
+    if new:
+        w.writeheader()
+    w.writerows(rows)
+print(chapter, " ".join(args), len(rows), "rows")
+sys.exit(1 if any(r["status"] == "FAIL" for r in rows) else 0)
+'''
+        for chapter, text in chapters.items():
+            os.makedirs(os.path.join(work, chapter))
+            path = os.path.join(work, chapter, chapter)
+            with open(path, "w") as f:
+                f.write(text or program)
+            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+        return work, calls
+
+    def test_chapter_09_on_another_gpu_never_stops_the_run(self):
+        # The stand-in of 09 does what the real program does on a GPU that is not 9.0: exit 3.
+        not_hopper = ('#!/bin/sh\necho "09_hopper_wgmma $*" >>"$CALLS"\n'
+                      'echo "09_hopper_wgmma: error: this chapter needs a Hopper GPU" >&2\nexit 3\n')
+        with open(FIXTURE_ENV, encoding="utf-8") as f:
+            ampere = f.read().replace('"cc": "9.0"', '"cc": "8.6"')
+        fake = os.path.join(self.tmp, "fakebin")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "nvidia-smi"), "w") as f:  # knows no compute capability either
+            f.write("#!/bin/sh\nexit 9\n")
+        os.chmod(os.path.join(fake, "nvidia-smi"), 0o755)
+        path = fake + os.pathsep + os.environ["PATH"]
+        for env_text, known in ((ampere, True), ("{}", False)):
+            with self.subTest(known=known):
+                shutil.rmtree(os.path.join(self.tmp, "wb"), ignore_errors=True)
+                work, calls = self.fake_tree({"00_env_check": None, "07_cublas_baseline": None,
+                                              "09_hopper_wgmma": not_hopper}, env_text)
+                open(calls, "w").close()
+                r = run(["bash", "tools/bench.sh"], {"PATH": path, "CALLS": calls}, cwd=work)
+                out = r.stdout
+                self.assertEqual(r.returncode, 0, out + r.stderr)  # nothing failed: 09 cannot run here
+                self.assertIn("Best variant of each chapter", out)  # the run went on to its summary
+                with open(calls) as f:
+                    ran09 = [c for c in f.read().splitlines() if c.startswith("09_hopper_wgmma")]
+                with open(os.path.join(work, "results", "bench_commands.tsv")) as f:
+                    commands = [c.split("\t")[0] for c in f.read().splitlines()]
+                if known:  # left out of the plan, never started
+                    self.assertIn("bench: 09_hopper_wgmma left out: it runs only on compute capability 9.0 "
+                                  "(H100, H200, GH200), this GPU is 8.6", out)
+                    self.assertEqual(ran09, [])
+                    self.assertEqual(commands, ["07_cublas_baseline"])
+                    self.assertIn("[9/9] 07_cublas_baseline", out)
+                else:  # unknown: tried once, then skipped shape by shape
+                    self.assertEqual(len(ran09), 1, ran09)
+                    self.assertIn("not run: it runs only on compute capability 9.0 (H100, H200, GH200)", out)
+                    self.assertEqual(out.count("skipped: needs compute capability 9.0"), 4)
+                    self.assertNotIn("no usable GPU", out)
+
     def test_bench_runs_every_planned_shape_with_fake_programs(self):
         # A copy of the workbook's layout with stand-ins for the programs: they append the
         # fixture's rows of their chapter and shape, and fail when one of those rows failed.
