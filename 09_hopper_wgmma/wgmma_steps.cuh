@@ -156,6 +156,7 @@ __device__ __forceinline__ void load_stage(const StageRing<Cfg>& ring, int s, co
 template <class Cfg>
 __device__ __forceinline__ void mma_stage(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2], const StageRing<Cfg>& ring, int s,
                                           int wg_row0) {
+    // BEGIN SOLUTION: per k-step: A and B descriptors moved along the stage, one wgmma_m64 per 64 rows
     const uint32_t a0 = smem_u32(ring.a(s)) + wg_row0 * 128;
     const uint32_t b0 = smem_u32(ring.b(s));
 #pragma unroll
@@ -168,6 +169,7 @@ __device__ __forceinline__ void mma_stage(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2
             wgmma_m64<typename Cfg::T, Cfg::BN>(acc[mb], desc_a, desc_b, 1);
         }
     }
+    // END SOLUTION
 }
 
 // Two neighbouring entries of C (row, col) and (row, col + 1), as much of them as lies inside C.
@@ -194,6 +196,7 @@ __device__ __forceinline__ void store_pair(const WgmmaParams& p, int row, int co
 template <class Cfg>
 __device__ __forceinline__ void store_tile(const float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2], const WgmmaParams& p, int row0,
                                            int col0) {
+    // BEGIN SOLUTION: warp w: rows 16w + l/4 and + 8; slice j: columns 8j + 2(l%4), +1; store_pair each
     const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
 #pragma unroll
     for (int mb = 0; mb < Cfg::WG_MMAS; ++mb) {
@@ -205,6 +208,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[Cfg::WG_MMAS][Cfg:
             store_pair(p, row + 8, col, acc[mb][4 * j + 2], acc[mb][4 * j + 3]);
         }
     }
+    // END SOLUTION
 }
 
 template <class Cfg>
@@ -379,12 +383,14 @@ __global__ void __cluster_dims__(Cfg::CLUSTER, 1, 1) __launch_bounds__(Cfg::THRE
             for (int kt = 0; kt < k_tiles; ++kt, ++use) {
                 const int s = use % Cfg::STAGES;
                 mbar_wait(ring.full(s), (use / Cfg::STAGES) & 1);
+                // BEGIN SOLUTION: fence, stage s's wgmmas (mma_stage), commit; wait till one group is left
                 fence_accumulators(acc);
                 wgmma_fence();
                 mma_stage<Cfg>(acc, ring, s, wg_row0);
                 wgmma_commit();
                 wgmma_wait<1>();  // the previous k-tile's group is done reading its slot
                 fence_accumulators(acc);
+                // END SOLUTION
                 if (previous >= 0) release(previous);
                 previous = s;
             }
