@@ -3,7 +3,7 @@
 //
 // A CUtensorMap is made by the driver function cuTensorMapEncodeTiled. The workbook links only the
 // runtime (libcudart), so the function is looked up through cudaGetDriverEntryPointByVersion
-// instead of linking libcuda: the program then still starts (and says what is missing) on a
+// (cudaGetDriverEntryPoint before CUDA 12.5) instead of linking libcuda: the program then still starts (and says what is missing) on a
 // machine without a GPU driver.
 #pragma once
 
@@ -30,8 +30,14 @@ inline EncodeTiledFn encode_tiled() {
     static const EncodeTiledFn fn = [] {
         void* f = nullptr;
         cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
         // 12000: the function as it has existed since CUDA 12.0.
         WB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found));
+#else
+        // Runtimes before 12.5 have no ...ByVersion; this older lookup (removed in CUDA 13) returns
+        // the driver's version of the function, which has had one signature since CUDA 12.0.
+        WB_CUDA_CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &f, cudaEnableDefault, &found));
+#endif
         if (found != cudaDriverEntryPointSuccess || f == nullptr)
             throw std::runtime_error("the driver has no cuTensorMapEncodeTiled (a CUDA 12 driver or newer is needed)");
         return reinterpret_cast<EncodeTiledFn>(f);
