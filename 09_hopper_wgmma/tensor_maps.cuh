@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "../common/cuda_check.cuh"
+#include "../common/device.cuh"
 #include "../common/gemm_device.cuh"
 
 namespace hopper {
@@ -99,16 +100,8 @@ __global__ void copy_to_pitch(const T* __restrict__ src, size_t rows, size_t col
 }
 
 // One device buffer per process for the padded copies, grown when a larger one is needed.
-inline void* pad_workspace(size_t bytes) {
-    static void* buffer = nullptr;
-    static size_t capacity = 0;
-    if (bytes > capacity) {
-        if (buffer) WB_CUDA_CHECK(cudaFree(buffer));
-        WB_CUDA_CHECK(cudaMalloc(&buffer, bytes));
-        capacity = bytes;
-    }
-    return buffer;
-}
+struct PaddedCopies;  // the tag of this buffer
+inline void* pad_workspace(size_t bytes) { return wb::scratch_buffer<PaddedCopies>(bytes); }
 
 // A (rows x cols, packed) as TMA can read it: itself, or a padded copy in `scratch`.
 template <class T>
