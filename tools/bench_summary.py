@@ -6,8 +6,8 @@ Also the reading side of results/bench.csv for tools/report.py: loading the rows
 baselines from the variants, picking the best variant, and ordering shapes. Standard library only.
 
 % of cuBLAS compares like with like: an FP32 variant with cuBLAS SGEMM, a TF32 variant with cuBLAS
-in TF32, an FP16 variant with cuBLAS on FP16 inputs, each timed in the same program run on the same
-shape (the CSV's pct_cublas column). Chapter 01 runs on the CPU and its own baseline is OpenBLAS; for
+in TF32, an FP16 variant with cuBLAS on FP16 inputs, a BF16 variant with cuBLAS on BF16 inputs, each
+timed in the same program run on the same shape (the CSV's pct_cublas column). Chapter 01 runs on the CPU and its own baseline is OpenBLAS; for
 it the % of cuBLAS divides by cuBLAS SGEMM on the same shape from a GPU chapter of the same bench run
 (chapter 07's when it has one).
 """
@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from wb_shapes import flops, shape_label, shape_order  # noqa: E402,F401  (the report uses them from here too)
 
 # The rows the GPU harness times as the baseline of every chapter (common/gemm_harness.cu).
-GPU_BASELINES = {"cublas_sgemm": "fp32", "cublas_tf32": "tf32", "cublas_hgemm": "fp16"}
+GPU_BASELINES = {"cublas_sgemm": "fp32", "cublas_tf32": "tf32", "cublas_hgemm": "fp16", "cublas_bgemm": "bf16"}
 CPU_CHAPTER_PREFIX = "01_"
 PREFERRED_CUBLAS_CHAPTER = "07_cublas_baseline"
 
@@ -113,11 +113,11 @@ def compress_names(per_shape):
     return "; ".join(f"{name} ({', '.join(shape_label(s) for s in shapes)})" for name, shapes in groups)
 
 
-DTYPE_ORDER = {"fp32": 0, "tf32": 1, "fp16": 2}
+DTYPE_ORDER = {"fp32": 0, "tf32": 1, "fp16": 2, "bf16": 3}
 
 
 def key_order(key):
-    """(chapter, dtype) in chapter order, FP32 before TF32 before FP16."""
+    """(chapter, dtype) in chapter order, FP32 before TF32 before FP16 before BF16."""
     chapter, dtype = key
     return chapter, DTYPE_ORDER.get(dtype, 9), dtype
 
@@ -155,7 +155,8 @@ def summary_text(rows):
     failed = failures(rows)
     if failed:
         out += ["", f"verification FAILED in {len(failed)} row(s):"]
-        out += [f"  {r['chapter']} {r['variant']} {shape_label(shape_of(r))}" for r in failed]
+        # The precision too: a chapter may run one variant name in FP16 and in BF16 (chapter 09).
+        out += [f"  {r['chapter']} {r['variant']} ({r['dtype']}) {shape_label(shape_of(r))}" for r in failed]
     return "\n".join(out) + "\n"
 
 

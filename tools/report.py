@@ -59,7 +59,7 @@ TEXT = {
         "ladder_caption": "Best variant of each chapter at {shape}. % of cuBLAS: against cuBLAS in the same "
                           "precision, timed on the same shape in the same program run; chapter 01 (CPU): against "
                           "cuBLAS SGEMM on the same shape from the same bench run. % of peak: FP32 peak for FP32, "
-                          "tensor-core peak for TF32 and FP16.",
+                          "tensor-core peak for TF32, FP16 and BF16.",
         "sweep_caption": "GFLOP/s of the best variant of each chapter at each shape, with its % of cuBLAS in "
                          "brackets (same rules as the ladder). - : not run at that shape, or nothing passed.",
         "variants_caption": "Every variant at {shape}, as measured (baseline rows included).",
@@ -87,7 +87,7 @@ TEXT = {
         "fp32_measured": "FP32 {v} GFLOP/s (measured FMA rate)",
         "fp32_theory": "FP32 {v} GFLOP/s (theoretical peak)",
         "tf32": "TF32 tensor cores {v} GFLOP/s (theoretical)",
-        "fp16": "FP16 tensor cores {v} GFLOP/s (theoretical)",
+        "fp16": "FP16 and BF16 tensor cores {v} GFLOP/s (theoretical)",
         "bw_measured": "memory {v} GB/s (measured copy)",
         "bw_theory": "memory {v} GB/s (theoretical)",
         "no_bw": "memory bandwidth unknown (no device facts): the memory side is not drawn",
@@ -97,7 +97,7 @@ TEXT = {
         "memory": "device memory", "l2": "L2 cache", "smem": "shared memory per SM / per block (opt-in)",
         "regs": "registers per SM", "cuda": "CUDA driver / runtime", "ecc": "ECC",
         "peak_fp32": "FP32 peak (theory)", "fma": "FP32 FMA rate (measured)", "clock_load": "SM clock under load",
-        "peak_tf32": "TF32 tensor-core peak (theory)", "peak_fp16": "FP16 tensor-core peak (theory)",
+        "peak_tf32": "TF32 tensor-core peak (theory)", "peak_fp16": "FP16 and BF16 tensor-core peak (theory)",
         "bw": "DRAM bandwidth (theory)", "bw_meas": "DRAM bandwidth (measured, best copy)",
         "ridge": "ridge point (measured FMA / measured bandwidth)", "ridge_theory": "ridge point (theory)",
         "yes": "yes", "no": "no", "of_theory": " ({pct:.1f}% of theory)", "commit": "commit", "from_csv": ", from the CSV's % of peak",
@@ -116,22 +116,37 @@ TEXT = {
         "in_fp32": "FP32: 24-bit significand, 8-bit exponent",
         "in_tf32": "TF32: 11-bit significand (10 stored), 8-bit exponent",
         "in_fp16": "FP16: 11-bit significand (10 stored), 5-bit exponent",
-        "tc_caption": "Every tensor-core row at {shape}: TF32 or FP16 inputs, FP32 accumulation, cuBLAS of the "
-                      "same precision from the same run included (chapter 07's own cuBLAS calls are in section "
-                      "4.3). % of cuBLAS: against cuBLAS in the same precision; rel. error as in section 5.",
-        "no_tc": "No TF32 or FP16 rows at {shape} in these results: run chapter 06 (`make bench`, or "
+        "in_bf16": "BF16: 8-bit significand (7 stored), 8-bit exponent",
+        "tc_caption": "Every tensor-core row at {shape}: TF32, FP16 or BF16 inputs, FP32 accumulation, cuBLAS of "
+                      "the same precision from the same run included (chapter 07's own cuBLAS calls are in section "
+                      "4.3, chapter 09's Hopper ladder in section 4.9). % of cuBLAS: against cuBLAS in the same "
+                      "precision; rel. error as in section 5.",
+        "no_tc": "No TF32, FP16 or BF16 rows at {shape} in these results: run chapter 06 (`make bench`, or "
                  "`./06_tensor_core_wmma/06_tensor_core_wmma --size 4096 --csv ...`).",
         "prec_caption": "What each precision costs in accuracy at {shape}: the variants that passed (cuBLAS "
                         "apart), FP32 from chapter 05 as the yardstick. u = 2^-p is the largest relative error "
                         "of rounding one input to nearest (p = significand bits).",
         "prec_note": "FP16 and TF32 inputs have the same u, 8192 times FP32's; FP16's 5-bit exponent also "
                      "narrows the range (largest 65504, smallest normal about 6.1e-5), TF32 keeps FP32's. "
+                     "BF16 keeps FP32's 8-bit exponent, and so its range, with only 8 significand bits: its u "
+                     "is 8 times FP16's. "
                      "Every rel. error here is measured against the reference computed from the inputs *as "
                      "rounded* to the variant's precision, so it shows the FP32 accumulation only; what the "
                      "rounding of the inputs adds on top (of the order of u) is printed by "
                      "`make -C 06_tensor_core_wmma lab && ./06_tensor_core_wmma/lab/tune_06 --precision --sizes 1024,4096`.",
         "plot3": "Roofline with the measured ceilings; every variant at every shape it ran on, at its "
                  "minimum-traffic FLOP/byte; the best of each chapter at {shape} labelled.",
+        "step": "step",
+        "hopper_caption": "Chapter 09 at {shape}: each step of the Hopper ladder (TMA, wgmma, warp specialization) "
+                          "with FP16 and with BF16 inputs, in TFLOP/s and as % of cuBLAS of the same precision, "
+                          "timed on the same shape in the same program run (`cublas_hgemm`, `cublas_bgemm`). The "
+                          "second table: step 6, TF32 through wgmma, against cuBLAS in TF32 (`cublas_tf32`). A "
+                          "variant whose check did not pass shows its status instead of its %.",
+        "no_hopper": "Chapter 09 is not in these results. It runs only on compute capability 9.0 (H100, H200, "
+                     "GH200), and `make bench` leaves it out on any other GPU; on such a GPU run `make bench` (or "
+                     "`./09_hopper_wgmma/09_hopper_wgmma --size 4096 --csv ...`).",
+        "hopper_not_at": "Chapter 09 has no rows at {shape} in these results (it ran at {shapes}): fill the "
+                         "report at one of those shapes (REPORT_SHAPE=...), or run chapter 09 at {shape}.",
     },
     "zh": {
         "fact": "项目", "value": "数值", "chapter": "章节", "variant": "变体", "type": "精度",
@@ -144,7 +159,7 @@ TEXT = {
         "baseline_note": "cuBLAS 基线，同一次运行",
         "ladder_caption": "各章在 {shape} 上的最佳变体。占 cuBLAS 的 %：与同一次程序运行中、同一形状上、"
                           "相同精度的 cuBLAS 相比；第 01 章（CPU）：与同一次 bench 中同一形状上的 cuBLAS SGEMM 相比。"
-                          "占峰值的 %：FP32 用 FP32 峰值，TF32 与 FP16 用张量核心峰值。",
+                          "占峰值的 %：FP32 用 FP32 峰值，TF32、FP16 与 BF16 用张量核心峰值。",
         "sweep_caption": "各章最佳变体在每个形状上的 GFLOP/s，括号中为占 cuBLAS 的 %（规则同上）。"
                          "-：未在该形状上运行，或没有通过检查的变体。",
         "variants_caption": "{shape} 上的全部变体（含基线行），即测量原值。",
@@ -166,7 +181,7 @@ TEXT = {
         "fp32_measured": "FP32 {v} GFLOP/s（实测 FMA 速率）",
         "fp32_theory": "FP32 {v} GFLOP/s（理论峰值）",
         "tf32": "TF32 张量核心 {v} GFLOP/s（理论）",
-        "fp16": "FP16 张量核心 {v} GFLOP/s（理论）",
+        "fp16": "FP16 与 BF16 张量核心 {v} GFLOP/s（理论）",
         "bw_measured": "内存 {v} GB/s（实测拷贝）",
         "bw_theory": "内存 {v} GB/s（理论）",
         "no_bw": "内存带宽未知（没有设备信息文件）：不画访存侧",
@@ -176,7 +191,7 @@ TEXT = {
         "memory": "显存", "l2": "L2 缓存", "smem": "每 SM / 每线程块（可选上限）共享内存",
         "regs": "每 SM 寄存器数", "cuda": "CUDA 驱动 / 运行时", "ecc": "ECC",
         "peak_fp32": "FP32 峰值（理论）", "fma": "FP32 FMA 速率（实测）", "clock_load": "负载下的 SM 时钟",
-        "peak_tf32": "TF32 张量核心峰值（理论）", "peak_fp16": "FP16 张量核心峰值（理论）",
+        "peak_tf32": "TF32 张量核心峰值（理论）", "peak_fp16": "FP16 与 BF16 张量核心峰值（理论）",
         "bw": "显存带宽（理论）", "bw_meas": "显存带宽（实测，较快的拷贝）",
         "ridge": "脊点（实测 FMA / 实测带宽）", "ridge_theory": "脊点（理论）",
         "yes": "是", "no": "否", "of_theory": "（占理论值的 {pct:.1f}%）", "commit": "提交", "from_csv": "，由 CSV 中的占峰值 % 推出",
@@ -195,20 +210,32 @@ TEXT = {
         "in_fp32": "FP32：24 位有效数字，8 位指数",
         "in_tf32": "TF32：11 位有效数字（存 10 位），8 位指数",
         "in_fp16": "FP16：11 位有效数字（存 10 位），5 位指数",
-        "tc_caption": "{shape} 上的全部张量核心行：TF32 或 FP16 输入，FP32 累加，并列出同一次运行中相同精度的 "
-                      "cuBLAS（第 07 章自己的 cuBLAS 调用见 4.3 节）。占 cuBLAS 的 %：与相同精度的 cuBLAS 相比；"
-                      "相对误差的含义同第 5 节。",
-        "no_tc": "结果中没有 {shape} 上的 TF32 或 FP16 行：请运行第 06 章（`make bench`，或 "
+        "in_bf16": "BF16：8 位有效数字（存 7 位），8 位指数",
+        "tc_caption": "{shape} 上的全部张量核心行：TF32、FP16 或 BF16 输入，FP32 累加，并列出同一次运行中相同精度的 "
+                      "cuBLAS（第 07 章自己的 cuBLAS 调用见 4.3 节，第 09 章的 Hopper 阶梯见 4.9 节）。"
+                      "占 cuBLAS 的 %：与相同精度的 cuBLAS 相比；相对误差的含义同第 5 节。",
+        "no_tc": "结果中没有 {shape} 上的 TF32、FP16 或 BF16 行：请运行第 06 章（`make bench`，或 "
                  "`./06_tensor_core_wmma/06_tensor_core_wmma --size 4096 --csv ...`）。",
         "prec_caption": "各精度在 {shape} 上的精度代价：通过检查的变体（cuBLAS 单列），以第 05 章的 FP32 为标尺。"
                         "u = 2^-p 是把一个输入舍入到最近值时的最大相对误差（p = 有效数字位数）。",
         "prec_note": "FP16 与 TF32 输入的 u 相同，是 FP32 的 8192 倍；FP16 只有 5 位指数，范围也更窄"
-                     "（最大 65504，最小正规数约 6.1e-5），TF32 保留了 FP32 的范围。这里的每个相对误差都是相对于"
+                     "（最大 65504，最小正规数约 6.1e-5），TF32 保留了 FP32 的范围。BF16 保留了 FP32 的 8 位指数"
+                     "（因而范围与 FP32 相同），但只有 8 位有效数字：它的 u 是 FP16 的 8 倍。这里的每个相对误差都是相对于"
                      "由*舍入到该变体精度之后*的输入算出的参考结果测得的，所以只反映 FP32 累加的误差；输入舍入本身"
                      "额外带来的误差（与 u 同一量级）由 "
                      "`make -C 06_tensor_core_wmma lab && ./06_tensor_core_wmma/lab/tune_06 --precision --sizes 1024,4096` 打印。",
         "plot3": "带实测上限的屋顶线：每个变体在其运行过的每个形状上，按最小访存量的 FLOP/字节放置；"
                  "各章在 {shape} 上的最佳变体带标注。",
+        "step": "步骤",
+        "hopper_caption": "第 09 章在 {shape} 上：Hopper 阶梯（TMA、wgmma、warp 专门化）的每一步在 FP16 与 BF16 "
+                          "输入下的 TFLOP/s，以及占同一次程序运行中、同一形状上相同精度 cuBLAS（`cublas_hgemm`、"
+                          "`cublas_bgemm`）的 %。第二张表：第 6 步，经 wgmma 的 TF32，对比 TF32 的 cuBLAS"
+                          "（`cublas_tf32`）。检查未通过的变体在 % 一栏显示其状态。",
+        "no_hopper": "结果中没有第 09 章。它只在计算能力 9.0 的 GPU（H100、H200、GH200）上运行，在其他 GPU 上 "
+                     "`make bench` 会跳过它；请在这样的 GPU 上运行 `make bench`（或 "
+                     "`./09_hopper_wgmma/09_hopper_wgmma --size 4096 --csv ...`）。",
+        "hopper_not_at": "结果中没有第 09 章在 {shape} 上的数据（它运行过的形状：{shapes}）：用 REPORT_SHAPE=... "
+                         "选其中一个形状生成报告，或在 {shape} 上运行第 09 章。",
     },
 }
 
@@ -258,9 +285,9 @@ def get(obj, *keys):
 
 def traffic_bytes(shape, dtype, beta):
     """The least DRAM traffic of one GEMM: A and B read once, C written once (and read once when
-    beta != 0). FP16 variants read 2-byte inputs; every variant writes FP32."""
+    beta != 0). FP16 and BF16 variants read 2-byte inputs; every variant writes FP32."""
     m, n, k = shape
-    in_bytes = 2 if dtype == "fp16" else 4
+    in_bytes = 2 if dtype in ("fp16", "bf16") else 4
     c_passes = 2 if beta not in (None, 0.0) else 1
     return in_bytes * (m * k + k * n) + 4 * m * n * c_passes
 
@@ -335,9 +362,11 @@ class Results:
         fma, peak = get(g, "measured", "fma_gflops"), g.get("peak_fp32_gflops") or self.peak_from_csv("fp32")
         c["fp32"] = (fma, "measured") if fma else ((peak, "theory") if peak else None)
         c["fp32_theory"] = peak
-        for dtype, key in (("tf32", "peak_tf32_tc_gflops"), ("fp16", "peak_fp16_tc_gflops")):
-            v = g.get(key) or self.peak_from_csv(dtype)
-            c[dtype] = (v, "theory") if v else None
+        v = g.get("peak_tf32_tc_gflops") or self.peak_from_csv("tf32")
+        c["tf32"] = (v, "theory") if v else None
+        # BF16 runs at the FP16 rate on the tensor cores: one ceiling for both.
+        v = g.get("peak_fp16_tc_gflops") or self.peak_from_csv("fp16") or self.peak_from_csv("bf16")
+        c["fp16"] = c["bf16"] = (v, "theory") if v else None
         bw, bw_peak = get(g, "measured", "bandwidth_gbs"), g.get("peak_bandwidth_gbs")
         c["bw"] = (bw, "measured") if bw else ((bw_peak, "theory") if bw_peak else None)
         c["bw_theory"] = bw_peak
@@ -364,7 +393,7 @@ def device_table(res, t):
         facts = [(t["gpu"], first["gpu"] if first else "-"), (t["cc"], first["cc"] if first else "-"),
                  (t["cuda"], f'{first["driver"]} / {first["runtime"]}' if first else "-")]
         for dtype, label in (("fp32", "peak_fp32"), ("tf32", "peak_tf32"), ("fp16", "peak_fp16")):
-            peak = res.peak_from_csv(dtype)
+            peak = res.peak_from_csv(dtype) or (res.peak_from_csv("bf16") if dtype == "fp16" else None)
             if peak:
                 facts.append((t[label] + t["from_csv"], f"{peak:.0f} GFLOP/s"))
         return t["no_env"].format(path=res.env_path or "-") + "\n\n" + md_table([t["fact"], t["value"]], facts)
@@ -493,6 +522,56 @@ def end_to_end_table(res, t):
     return t["e2e_caption"] + "\n\n" + md_table(header, body, right={2, 3, 4})
 
 
+HOPPER_CHAPTER = "09_hopper_wgmma"
+# Chapter 09's ladder in the order of its notes. A variant not named here (one a student added)
+# follows the named ones, in the order it was measured, without a step number.
+HOPPER_STEPS = {"wgmma_64x128": 1, "wgmma_128x256": 2, "warp_specialized": 3, "persistent": 4,
+                "cluster_multicast": 5, "tf32_persistent": 6}
+HOPPER_BASELINES = {"fp16": "cublas_hgemm", "bf16": "cublas_bgemm", "tf32": "cublas_tf32"}
+
+
+def hopper_table(res, t):
+    """Section 4.9: chapter 09's steps at the ladder's shape, FP16 and BF16 side by side (TFLOP/s and
+    % of cuBLAS of the same precision), then step 6 (TF32) against cuBLAS in TF32."""
+    rows = [r for r in res.rows if r["chapter"] == HOPPER_CHAPTER]
+    if not rows:
+        return t["no_hopper"]
+    shape = res.ladder_shape
+    at_shape = [r for r in rows if bs.shape_of(r) == shape]
+    if not at_shape:
+        ran = sorted({bs.shape_of(r) for r in rows}, key=bs.shape_order)
+        return t["hopper_not_at"].format(shape=shape_text(shape), shapes=", ".join(bs.shape_label(s) for s in ran))
+    found, measured = {}, []  # (variant, dtype) -> row (a later run of the same replaces it); variants in order
+    for r in at_shape:
+        found[(r["variant"], r["dtype"])] = r
+        if r["variant"] not in measured:
+            measured.append(r["variant"])
+
+    def cells(variant, dtype):
+        r = found.get((variant, dtype))
+        if r is None:
+            return ["-", "-"]
+        g = bs.number(r["gflops"])
+        pct = fmt_pct(bs.number(r["pct_cublas"])) if r["status"] == "PASS" else r["status"]
+        return [fmt(g / 1000 if g else None, ".1f"), pct]
+
+    def steps(dtypes):
+        named = [v for v in measured if v not in bs.GPU_BASELINES and any((v, d) in found for d in dtypes)]
+        return sorted(named, key=lambda v: (HOPPER_STEPS.get(v, len(HOPPER_STEPS) + 1), measured.index(v)))
+
+    def table(dtypes):
+        baselines = [HOPPER_BASELINES[d] for d in dtypes]
+        body = [["", " / ".join(f"`{b}`" for b in baselines) + f" ({t['baseline_note']})"]
+                + [c for d in dtypes for c in cells(HOPPER_BASELINES[d], d)]]
+        for v in steps(dtypes):
+            body.append([str(HOPPER_STEPS.get(v, "-")), f"`{v}`"] + [c for d in dtypes for c in cells(v, d)])
+        header = [t["step"], t["variant"]] + [f"{d.upper()} {h}" for d in dtypes for h in (t["tflops"], t["pct_cublas"])]
+        return md_table(header, body, right=set(range(2, len(header))))
+
+    tables = [table(dtypes) for dtypes in (("fp16", "bf16"), ("tf32",)) if steps(dtypes)]
+    return t["hopper_caption"].format(shape=shape_text(shape)) + "\n\n" + "\n\n".join(tables or [t["no_rows"]])
+
+
 def correctness_table(res, t):
     groups = defaultdict(list)  # (chapter, variant, dtype) -> rows
     for r in res.rows:
@@ -518,21 +597,23 @@ def correctness_table(res, t):
 
 
 # The precisions in table order, with their significand bits p (u = 2^-p for inputs rounded to nearest).
-SIGNIFICAND_BITS = {"fp32": 24, "tf32": 11, "fp16": 11}
+SIGNIFICAND_BITS = {"fp32": 24, "tf32": 11, "fp16": 11, "bf16": 8}
+TENSOR_DTYPES = ("tf32", "fp16", "bf16")
 FP32_YARDSTICK_CHAPTER = "05_float4_vectorized"
 
 
 def tensor_core_rows(res, shape):
-    """The TF32 and FP16 rows at `shape`, by chapter and precision, in the order they were measured.
-    Chapter 07's rows are all cuBLAS and have their own table."""
-    rows = [r for r in res.rows if r["dtype"] in ("tf32", "fp16") and bs.shape_of(r) == shape
+    """The TF32, FP16 and BF16 rows at `shape`, by chapter and precision, in the order they were
+    measured. Chapter 07's rows are all cuBLAS and have their own table."""
+    rows = [r for r in res.rows if r["dtype"] in TENSOR_DTYPES and bs.shape_of(r) == shape
             and not bs.is_cpu_chapter(r["chapter"]) and r["chapter"] != bs.PREFERRED_CUBLAS_CHAPTER]
     return sorted(rows, key=lambda r: (r["chapter"], bs.DTYPE_ORDER.get(r["dtype"], 9)))
 
 
 def tensor_core_table(res, t):
+    """Section 4.7: the tensor-core rows of every chapter but 07 (section 4.3) and 09 (section 4.9)."""
     shape = res.ladder_shape
-    rows = tensor_core_rows(res, shape)
+    rows = [r for r in tensor_core_rows(res, shape) if r["chapter"] != HOPPER_CHAPTER]
     if not rows:
         return t["no_tc"].format(shape=shape_text(shape))
     body = []
@@ -561,7 +642,7 @@ def precision_table(res, t):
         errs = sorted(e for e in (bs.number(r["rel_err"]) for r in rows if not bs.is_baseline(r)) if e is not None)
         lib = [e for e in (bs.number(r["rel_err"]) for r in rows if bs.is_baseline(r)) if e is not None]
         per_dtype[dtype] = (sorted({r["chapter"] for r in rows}), errs, lib)
-    if not any(per_dtype[d][1] for d in ("tf32", "fp16")):
+    if not any(per_dtype[d][1] for d in TENSOR_DTYPES):
         return t["no_tc"].format(shape=shape_text(shape))
     fp32_errs = per_dtype["fp32"][1]
     fp32_median = statistics.median(fp32_errs) if fp32_errs else None
@@ -584,7 +665,7 @@ def ceilings_text(res, t):
     c, items = res.ceilings, []
     if c.get("fp32"):
         items.append(t["fp32_measured" if c["fp32"][1] == "measured" else "fp32_theory"].format(v=f'{c["fp32"][0]:.0f}'))
-    for dtype in ("tf32", "fp16"):
+    for dtype in ("tf32", "fp16"):  # the FP16 ceiling is BF16's too (and says so)
         if c.get(dtype):
             items.append(t[dtype].format(v=f"{c[dtype][0]:.0f}"))
     if c.get("bw"):
@@ -668,8 +749,8 @@ def make_plots(res, plot_dir):
         return None
     os.makedirs(plot_dir, exist_ok=True)
     colors = chapter_colors({k[0] for k in res.keys} | {r["chapter"] for r in res.rows})
-    styles = {"fp32": "-", "tf32": "--", "fp16": ":"}
-    markers = {"fp32": "o", "tf32": "s", "fp16": "^"}
+    styles = {"fp32": "-", "tf32": "--", "fp16": ":", "bf16": "-."}
+    markers = {"fp32": "o", "tf32": "s", "fp16": "^", "bf16": "D"}
     gpu_name = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.rows if r["cc"]), "")
 
     # 1. GFLOP/s against size (cubes only: one number per size). cuBLAS is drawn from the baseline
@@ -736,7 +817,7 @@ def make_plots(res, plot_dir):
     if bw:
         ax.plot(xs, [x * bw[0] for x in xs], color="black", linewidth=1, alpha=0.4,
                 label=f"memory {bw[0]:.0f} GB/s ({bw[1]})")
-    for dtype, label in (("fp32", "FP32"), ("tf32", "TF32 tensor cores"), ("fp16", "FP16 tensor cores")):
+    for dtype, label in (("fp32", "FP32"), ("tf32", "TF32 tensor cores"), ("fp16", "FP16 and BF16 tensor cores")):
         if c.get(dtype):
             roof = [min(c[dtype][0], x * bw[0]) if bw else c[dtype][0] for x in xs]
             ax.plot(xs, roof, styles[dtype], color="black", linewidth=1.6,
@@ -924,6 +1005,7 @@ def main():
             "VARIANT_TABLE": variants_table(res, t),
             "CUBLAS_TABLE": cublas_table(res, t),
             "END_TO_END_TABLE": end_to_end_table(res, t),
+            "HOPPER_TABLE": hopper_table(res, t),
             "ROOFLINE_TABLE": roofline_table(res, t),
             "CORRECTNESS_TABLE": correctness_table(res, t),
             "TENSOR_CORE_TABLE": tensor_core_table(res, t),

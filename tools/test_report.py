@@ -2,9 +2,10 @@
 """test_report.py - tests of `make report` and `make bench`'s tools on a fixture, no GPU needed.
 
 The fixture (report_fixture.csv, report_fixture_env.json) holds invented numbers in the spec's
-schema: every chapter's kind of rows, one failed check, two commits, a CPU chapter. The tests run
-the real entry points (tools/report.sh, tools/bench_summary.py, tools/bench.sh) in temporary folders
-and check the tables against numbers computed here, independently, from the same CSV.
+schema: every chapter's kind of rows (FP32, TF32, FP16 and BF16; chapter 09's ladder), two failed
+checks (one of them BF16), two commits, a CPU chapter. The tests run the real entry points
+(tools/report.sh, tools/bench_summary.py, tools/bench.sh) in temporary folders and check the tables
+against numbers computed here, independently, from the same CSV.
 
 Run: tools/test_report.py (stdlib unittest). Like the Catch2 test binaries it ends with
 "[test_report] test cases: P passed, F failed, S skipped" and, when WB_TEST_SUMMARY is set, appends
@@ -25,7 +26,7 @@ ROOT = os.path.dirname(TOOLS)
 FIXTURE_CSV = os.path.join(TOOLS, "report_fixture.csv")
 FIXTURE_ENV = os.path.join(TOOLS, "report_fixture_env.json")
 INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the plots"
-BASELINES = {"cublas_sgemm", "cublas_tf32", "cublas_hgemm"}
+BASELINES = {"cublas_sgemm", "cublas_tf32", "cublas_hgemm", "cublas_bgemm"}
 
 
 def fixture_rows():
@@ -187,19 +188,79 @@ class ReportFixture(unittest.TestCase):
         self.assertNotIn("07_cublas_baseline", section)
 
     def test_precision_table_against_fp32_of_chapter_05(self):
-        def errs(chapter, dtype):
-            return sorted(float(r["rel_err"]) for r in self.rows if r["chapter"] == chapter and r["dtype"] == dtype
+        tensor = ("06_tensor_core_wmma", "09_hopper_wgmma")  # the chapters with tensor-core rows at 4096
+
+        def errs(chapters, dtype):
+            return sorted(float(r["rel_err"]) for r in self.rows if r["chapter"] in chapters and r["dtype"] == dtype
                           and r["M"] == "4096" and r["status"] == "PASS" and r["variant"] not in BASELINES)
-        fp32, tf32 = errs("05_float4_vectorized", "fp32"), errs("06_tensor_core_wmma", "tf32")
-        fp32_median = (fp32[(len(fp32) - 1) // 2] + fp32[len(fp32) // 2]) / 2
-        tf32_median = (tf32[(len(tf32) - 1) // 2] + tf32[len(tf32) // 2]) / 2
+
+        def median(v):
+            return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+
+        fp32, tf32 = errs(("05_float4_vectorized",), "fp32"), errs(tensor, "tf32")
+        fp16, bf16 = errs(tensor, "fp16"), errs(tensor, "bf16")
         self.assertIn(f"| tf32 | TF32: 11-bit significand (10 stored), 8-bit exponent | 2^-11 = 4.88e-04 | {len(tf32)} | "
-                      f"{tf32_median:.2e} | {max(tf32):.2e} | 2.00e-07 | {tf32_median / fp32_median:.1f} | "
-                      f"06_tensor_core_wmma |", self.en)
+                      f"{median(tf32):.2e} | {max(tf32):.2e} | 2.00e-07 | {median(tf32) / median(fp32):.1f} | "
+                      f"06_tensor_core_wmma, 09_hopper_wgmma |", self.en)
         self.assertIn(f"| fp32 | FP32: 24-bit significand, 8-bit exponent | 2^-24 = 5.96e-08 | {len(fp32)} | "
-                      f"{fp32_median:.2e} |", self.en)
-        self.assertIn("| fp16 | FP16：11 位有效数字（存 10 位），5 位指数 | 2^-11 = 4.88e-04 | 1 | 1.70e-07 |", self.zh)
+                      f"{median(fp32):.2e} |", self.en)
+        self.assertIn(f"| fp16 | FP16：11 位有效数字（存 10 位），5 位指数 | 2^-11 = 4.88e-04 | {len(fp16)} | "
+                      f"{median(fp16):.2e} |", self.zh)
+        # BF16: u = 2^-8; the failed cluster_multicast row is not counted; cuBLAS BF16 apart.
+        self.assertEqual(len(bf16), 4)
+        self.assertIn(f"| bf16 | BF16: 8-bit significand (7 stored), 8-bit exponent | 2^-8 = 3.91e-03 | {len(bf16)} | "
+                      f"{median(bf16):.2e} | {max(bf16):.2e} | 1.50e-07 | {median(bf16) / median(fp32):.1f} | "
+                      f"09_hopper_wgmma |", self.en)
+        self.assertIn("| bf16 | BF16：8 位有效数字（存 7 位），8 位指数 | 2^-8 = 3.91e-03 |", self.zh)
         self.assertIn("--precision", self.en)
+
+    def test_hopper_section_fills_from_the_csv(self):
+        self.assertIn("### 4.9 Hopper: TMA, wgmma and warp specialization (chapter 09)", self.en)
+        self.assertIn("### 4.9 Hopper：TMA、wgmma 与 warp 专门化（第 09 章）", self.zh)
+        section = self.en[self.en.index("### 4.9"):self.en.index("## 5. Correctness")]
+        self.assertIn("| step | variant | FP16 TFLOP/s | FP16 % of cuBLAS | BF16 TFLOP/s | BF16 % of cuBLAS |", section)
+        rows = {(r["variant"], r["dtype"]): r for r in self.rows if r["chapter"] == "09_hopper_wgmma" and r["M"] == "4096"}
+
+        def cells(variant, dtype):
+            r = rows[(variant, dtype)]
+            pct = f'{float(r["pct_cublas"]):.1f}' if r["status"] == "PASS" else r["status"]
+            return f'{float(r["gflops"]) / 1000:.1f} | {pct}'
+
+        self.assertIn(f"|  | `cublas_hgemm` / `cublas_bgemm` (cuBLAS baseline, same run) | {cells('cublas_hgemm', 'fp16')} | "
+                      f"{cells('cublas_bgemm', 'bf16')} |", section)
+        steps = ["wgmma_64x128", "wgmma_128x256", "warp_specialized", "persistent", "cluster_multicast"]
+        at = []
+        for n, v in enumerate(steps, 1):
+            line = f"| {n} | `{v}` | {cells(v, 'fp16')} | {cells(v, 'bf16')} |"
+            self.assertIn(line, section)
+            at.append(section.index(line))
+        self.assertEqual(at, sorted(at))  # in the order of the ladder
+        # A variant that failed its check shows FAIL, not its % (even though it was the fastest).
+        self.assertIn("| 5 | `cluster_multicast` | 696.5 | 99.5 | 741.6 | FAIL |", section)
+        self.assertIn("| step | variant | TF32 TFLOP/s | TF32 % of cuBLAS |", section)
+        self.assertIn(f"|  | `cublas_tf32` (cuBLAS baseline, same run) | {cells('cublas_tf32', 'tf32')} |", section)
+        self.assertIn(f"| 6 | `tf32_persistent` | {cells('tf32_persistent', 'tf32')} |", section)
+        zh = self.zh[self.zh.index("### 4.9"):self.zh.index("## 5. 正确性")]
+        self.assertIn("| 步骤 | 变体 | FP16 TFLOP/s | FP16 占 cuBLAS 的 % | BF16 TFLOP/s | BF16 占 cuBLAS 的 % |", zh)
+        self.assertIn("| 4 | `persistent` | 703.5 | 100.5 | 734.4 | 102.0 |", zh)
+        for text in (section, zh):
+            self.assertGreaterEqual(text.count("**Write:**") + text.count("**撰写：**"), 1)
+        # Section 4.7's table leaves chapter 09 to this section.
+        tc = self.en[self.en.index("### 4.7"):self.en.index("#### What the precision costs")]
+        self.assertNotIn("09_hopper_wgmma", tc)
+
+    def test_bf16_rows_are_summarised_like_fp16(self):
+        # The ladder: chapter 09's BF16 best is persistent (the faster cluster_multicast failed its check).
+        self.assertIn("| 09_hopper_wgmma | bf16 | `persistent` | 734400.0 | 102.0 | 76.5 | 1.60e-07 |", self.en)
+        # cuBLAS BF16 is a baseline (counted with the others), never a "best" variant.
+        self.assertNotIn("`cublas_bgemm` | 720000.0 | 100.0", self.en)
+        self.assertIn("| 09_hopper_wgmma | `cluster_multicast` | bf16 | 1 | 0 | 1 | 0 | 2.50e-01 | 4096x4096x4096 |",
+                      self.en)
+        # Roofline: 2-byte inputs, and the FP16 tensor-core ceiling, which is BF16's too.
+        self.assertIn("| 09_hopper_wgmma | `persistent` | bf16 | 1024.0 | 960000 | 734400.0 | 76.5 | compute |", self.en)
+        self.assertIn("| FP16 and BF16 tensor-core peak (theory) | 960000 GFLOP/s |", self.en)
+        self.assertIn("| FP16 与 BF16 张量核心峰值（理论） | 960000 GFLOP/s |", self.zh)
+        self.assertIn("FP16 and BF16 tensor cores 960000 GFLOP/s (theoretical)", self.en)
 
 
 def between_markers_removed(text):
@@ -371,6 +432,27 @@ class ReportEdgeCases(unittest.TestCase):
             text = f.read()
         self.assertIn("Best variant of each chapter at 1024x1024x1024.", text)
         self.assertIn("| 01_cpu_matmul | fp32 | `blocked_omp_8t` | 950.0 |", text)
+        # Chapter 09 ran at other shapes only: the section says where.
+        self.assertIn("Chapter 09 has no rows at 1024x1024x1024 in these results (it ran at 4096, 8192)", text)
+
+    def test_without_chapter_09_its_section_says_why(self):
+        # A bench on a GPU that is not compute capability 9.0 has no chapter 09 rows.
+        path = os.path.join(self.tmp, "no09.csv")
+        with open(FIXTURE_CSV, encoding="utf-8") as f:
+            kept = [line for line in f if not line.startswith("09_hopper_wgmma,")]
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(kept)
+        out = os.path.join(self.tmp, "report")
+        r = run(["bash", "tools/report.sh"], {
+            "REPORT_CSV": path, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": out,
+            "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("Chapter 09 is not in these results. It runs only on compute capability 9.0", text)
+        self.assertNotIn("{{", text)
+        with open(os.path.join(out, "report.zh-CN.md"), encoding="utf-8") as f:
+            self.assertIn("结果中没有第 09 章。它只在计算能力 9.0 的 GPU", f.read())
 
 
 class BenchTools(unittest.TestCase):
@@ -398,9 +480,22 @@ class BenchTools(unittest.TestCase):
         row = next(line for line in lines if line.startswith("03_shared_tiling"))
         self.assertEqual(row.split()[2:], ["-", "-", "-", "22.1%", "-", "23.7%"])  # 128 ... 8192, odd
         self.assertIn("  03_shared_tiling fp32: tiled_32_4rows (all shapes)", lines)
-        self.assertIn("  03_shared_tiling transposed_b_32 1000x1013x4097", lines)
+        self.assertIn("  03_shared_tiling transposed_b_32 (fp32) 1000x1013x4097", lines)
         row01 = next(line for line in lines if line.startswith("01_cpu_matmul"))
         self.assertIn("2.5%", row01)  # of cuBLAS SGEMM, from chapter 07's row
+
+    def test_summary_treats_bf16_like_fp16(self):
+        r = run(["python3", os.path.join(TOOLS, "bench_summary.py"), FIXTURE_CSV])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        rows09 = [line.split()[:2] for line in lines if line.startswith("09_hopper_wgmma")]
+        self.assertEqual(rows09, [["09_hopper_wgmma", "tf32"], ["09_hopper_wgmma", "fp16"], ["09_hopper_wgmma", "bf16"]])
+        bf16 = next(line for line in lines if line.startswith("09_hopper_wgmma") and line.split()[1] == "bf16")
+        self.assertEqual(bf16.split()[2:], ["-", "-", "-", "102.0%", "-", "-"])  # 128 ... 8192, odd
+        self.assertIn("  09_hopper_wgmma bf16: persistent (all shapes)", lines)
+        self.assertIn("  09_hopper_wgmma fp16: persistent (all shapes)", lines)
+        self.assertIn("  09_hopper_wgmma cluster_multicast (bf16) 4096", lines)
+        self.assertFalse([line for line in lines if "cublas_bgemm" in line])  # a baseline, never "best"
 
     def test_dry_run_respects_the_display_watchdog(self):
         with open(FIXTURE_ENV, encoding="utf-8") as f:
@@ -417,6 +512,104 @@ class BenchTools(unittest.TestCase):
         self.assertNotRegex(small.stdout, r"\] 02_naive_kernel +4096 ")
         self.assertIn("02_naive_kernel 4096 skipped", small.stdout)
         self.assertIn("kernel time limit", small.stdout)
+
+    def test_dry_run_leaves_out_chapter_09_on_another_gpu(self):
+        with open(FIXTURE_ENV, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn('"cc": "9.0"', text)
+        ampere = os.path.join(self.tmp, "ampere.json")
+        with open(ampere, "w", encoding="utf-8") as f:
+            f.write(text.replace('"cc": "9.0"', '"cc": "8.6"'))
+        hopper = run(["bash", "tools/bench.sh", "--dry-run"], {"BENCH_ENV": FIXTURE_ENV, "BENCH_OUT": self.tmp})
+        other = run(["bash", "tools/bench.sh", "--dry-run"], {"BENCH_ENV": ampere, "BENCH_OUT": self.tmp})
+        self.assertEqual(hopper.returncode, 0, hopper.stderr)
+        self.assertEqual(other.returncode, 0, other.stderr)
+        self.assertRegex(hopper.stdout, r"\] 09_hopper_wgmma +4096 ")
+        self.assertNotIn("left out", hopper.stdout)
+        self.assertNotIn("] 09_hopper_wgmma", other.stdout)
+        why = [line for line in other.stdout.splitlines() if "09_hopper_wgmma" in line]
+        self.assertEqual(why, ["bench: 09_hopper_wgmma left out: it runs only on compute capability 9.0 "
+                               "(H100, H200, GH200), this GPU is 8.6"])
+        self.assertRegex(other.stdout, r"\] 08_end_to_end +4096 ")  # every other chapter is still planned
+
+    def fake_tree(self, chapters, env_text):
+        """A copy of the workbook's layout with stand-ins for the programs: they append the
+        fixture's rows of their chapter and shape, and fail when one of those rows failed;
+        00_env_check writes env_text as env.json. Every call is logged in calls.txt."""
+        work = os.path.join(self.tmp, "wb")
+        os.makedirs(os.path.join(work, "tools"))
+        for name in ("bench.sh", "bench_summary.py", "wb_shapes.py"):
+            shutil.copy(os.path.join(TOOLS, name), os.path.join(work, "tools", name))
+        header = ",".join(fixture_rows()[0].keys())
+        calls = os.path.join(self.tmp, "calls.txt")
+        program = f'''#!/usr/bin/env python3
+import csv, os, sys
+args = sys.argv[1:]
+chapter = os.path.basename(sys.argv[0])
+with open({calls!r}, "a") as f:
+    f.write(chapter + " " + " ".join(args) + "\\n")
+if "--json" in args:
+    with open(args[args.index("--json") + 1], "w") as f:
+        f.write({env_text!r})
+    sys.exit(0)
+size, out = args[args.index("--size") + 1], args[args.index("--csv") + 1]
+shape = size.split("x") if "x" in size else [size] * 3
+with open({FIXTURE_CSV!r}, newline="") as f:
+    rows = [r for r in csv.DictReader(f) if r["chapter"] == chapter and [r["M"], r["N"], r["K"]] == shape]
+new = not os.path.exists(out) or os.path.getsize(out) == 0
+with open(out, "a", newline="") as f:
+    w = csv.DictWriter(f, fieldnames={header!r}.split(","), lineterminator="\\n")
+    if new:
+        w.writeheader()
+    w.writerows(rows)
+print(chapter, " ".join(args), len(rows), "rows")
+sys.exit(1 if any(r["status"] == "FAIL" for r in rows) else 0)
+'''
+        for chapter, text in chapters.items():
+            os.makedirs(os.path.join(work, chapter))
+            path = os.path.join(work, chapter, chapter)
+            with open(path, "w") as f:
+                f.write(text or program)
+            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+        return work, calls
+
+    def test_chapter_09_on_another_gpu_never_stops_the_run(self):
+        # The stand-in of 09 does what the real program does on a GPU that is not 9.0: exit 3.
+        not_hopper = ('#!/bin/sh\necho "09_hopper_wgmma $*" >>"$CALLS"\n'
+                      'echo "09_hopper_wgmma: error: this chapter needs a Hopper GPU" >&2\nexit 3\n')
+        with open(FIXTURE_ENV, encoding="utf-8") as f:
+            ampere = f.read().replace('"cc": "9.0"', '"cc": "8.6"')
+        fake = os.path.join(self.tmp, "fakebin")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "nvidia-smi"), "w") as f:  # knows no compute capability either
+            f.write("#!/bin/sh\nexit 9\n")
+        os.chmod(os.path.join(fake, "nvidia-smi"), 0o755)
+        path = fake + os.pathsep + os.environ["PATH"]
+        for env_text, known in ((ampere, True), ("{}", False)):
+            with self.subTest(known=known):
+                shutil.rmtree(os.path.join(self.tmp, "wb"), ignore_errors=True)
+                work, calls = self.fake_tree({"00_env_check": None, "07_cublas_baseline": None,
+                                              "09_hopper_wgmma": not_hopper}, env_text)
+                open(calls, "w").close()
+                r = run(["bash", "tools/bench.sh"], {"PATH": path, "CALLS": calls}, cwd=work)
+                out = r.stdout
+                self.assertEqual(r.returncode, 0, out + r.stderr)  # nothing failed: 09 cannot run here
+                self.assertIn("Best variant of each chapter", out)  # the run went on to its summary
+                with open(calls) as f:
+                    ran09 = [c for c in f.read().splitlines() if c.startswith("09_hopper_wgmma")]
+                with open(os.path.join(work, "results", "bench_commands.tsv")) as f:
+                    commands = [c.split("\t")[0] for c in f.read().splitlines()]
+                if known:  # left out of the plan, never started
+                    self.assertIn("bench: 09_hopper_wgmma left out: it runs only on compute capability 9.0 "
+                                  "(H100, H200, GH200), this GPU is 8.6", out)
+                    self.assertEqual(ran09, [])
+                    self.assertEqual(commands, ["07_cublas_baseline"])
+                    self.assertIn("[9/9] 07_cublas_baseline", out)
+                else:  # unknown: tried once, then skipped shape by shape
+                    self.assertEqual(len(ran09), 1, ran09)
+                    self.assertIn("not run: it runs only on compute capability 9.0 (H100, H200, GH200)", out)
+                    self.assertEqual(out.count("skipped: needs compute capability 9.0"), 4)
+                    self.assertNotIn("no usable GPU", out)
 
     def test_bench_runs_every_planned_shape_with_fake_programs(self):
         # A copy of the workbook's layout with stand-ins for the programs: they append the
