@@ -20,6 +20,8 @@ results.tsv (written by grade.sh), one record per line, tab-separated:
   tests CHAPTER PASSED FAILED SKIPPED EXIT_STATUS   (PASSED "-" when the binary reported nothing)
   sanitize CHAPTER ok|fail|skipped EXIT_STATUS
   sweep CHAPTER EXIT_STATUS | bench CHAPTER EXIT_STATUS
+  gradable CHAPTER no CC          (a chapter whose code runs on compute capability CC only, on
+                                   another GPU: not graded, and it costs no points)
 
 Exit status: 0 done, 2 bad usage, unreadable input, or a GRADE_DIR where grade.csv and grade.md
 cannot be written (found before scoring).
@@ -43,7 +45,7 @@ from wb_shapes import shape_text  # noqa: E402
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TOOLS)
 DEFAULT_RUBRIC = os.path.join(ROOT, "report_template", "rubric.json")
-BASELINES = {"cublas_sgemm", "cublas_tf32", "cublas_hgemm"}
+BASELINES = {"cublas_sgemm", "cublas_tf32", "cublas_hgemm", "cublas_bgemm"}
 # The files whose checksums make an edited checker visible (relative to the tree's root).
 CHECKED_PATTERNS = [
     "common/*.h", "common/*.cuh", "common/*.hpp", "common/*.cpp", "common/*.cu", "common/*.mk",
@@ -156,9 +158,11 @@ def number(text):
 
 
 def read_results(path):
-    info, build, tests, sanitize, sweep, bench = {}, {}, {}, {}, {}, {}
+    """The records of results.tsv: info, build, tests, sanitize, sweep, bench and not_gradable
+    ({chapter: the compute capability it needs})."""
+    info, build, tests, sanitize, sweep, bench, not_gradable = {}, {}, {}, {}, {}, {}, {}
     if not os.path.exists(path):
-        return info, build, tests, sanitize, sweep, bench
+        return info, build, tests, sanitize, sweep, bench, not_gradable
     with open(path, encoding="utf-8") as f:
         for line in f:
             p = line.rstrip("\n").split("\t")
@@ -175,9 +179,12 @@ def read_results(path):
                 sweep[chapter] = int(rest[0]) if rest[0].lstrip("-").isdigit() else 1
             elif key == "bench":
                 bench[chapter] = int(rest[0]) if rest[0].lstrip("-").isdigit() else 1
+            elif key == "gradable":
+                if rest[0] == "no":
+                    not_gradable[chapter] = rest[1] if len(rest) > 1 else "?"
             else:
                 info[key] = rest[0]
-    return info, build, tests, sanitize, sweep, bench
+    return info, build, tests, sanitize, sweep, bench, not_gradable
 
 
 def read_csv(path):
@@ -253,7 +260,7 @@ def score(grade_dir, rubric_path, manifest_path, root):
     if not os.path.isdir(grade_dir):
         raise UsageError(f"{grade_dir} is not a folder (run tools/grade.sh first)")
     check_writable(grade_dir, ("grade.csv", "grade.md"))
-    info, build, tests, sanitize, sweep_rc, bench_rc = read_results(os.path.join(grade_dir, "results.tsv"))
+    info, build, tests, sanitize, sweep_rc, bench_rc, not_gradable = read_results(os.path.join(grade_dir, "results.tsv"))
     if not build:
         raise UsageError(f"{grade_dir}/results.tsv is missing or empty (run tools/grade.sh first)")
     sweep_rows = read_csv(os.path.join(grade_dir, "sweep.csv"))
@@ -313,6 +320,18 @@ def score(grade_dir, rubric_path, manifest_path, root):
     for chapter in chapters:
         rules = rubric["chapters"].get(chapter, {})
         perf_rules = rules.get("performance", [])
+        if chapter in not_gradable:
+            # This GPU cannot run the chapter (e.g. 09's sm_90a code on a GPU that is not 9.0):
+            # nothing of it is graded, and its points leave the maximum too.
+            note = f"not gradable on this GPU (needs compute capability {not_gradable[chapter]})"
+            built = build.get(chapter)
+            build_text = "missing" if built is None else "ok" if built == "ok" else "FAIL"
+            t_text = test_state(tests.get(chapter))[1] if chapter in tests else "-"
+            summary.append(dict(chapter=chapter, build=build_text, tests=t_text, sweep="-", sanitizer="-",
+                                best="-", pct=None, points=0, max=0, note=note))
+            out_rows.append(dict(kind="chapter", chapter=chapter, build=build_text, tests=t_text, points=0,
+                                 max_points=0, note=note))
+            continue
         max_pts = (rules.get("tests", 0) + rules.get("correctness", 0) + rules.get("sanitizer", 0)
                    + sum(max([t["points"] for t in p["tiers"]] or [0]) for p in perf_rules))
         auto_max += max_pts
@@ -337,11 +356,18 @@ def score(grade_dir, rubric_path, manifest_path, root):
             notes.append("tests failed")
 
         # correctness: the sweep on random shapes (and the bench rows, verified too)
+        # A variant is a name and a precision: chapter 09 runs each step in FP16 and in BF16.
         rows_s = [r for r in sweep_rows if r["chapter"] == chapter]
         rows_b = [r for r in bench_rows if r["chapter"] == chapter]
         per_variant = defaultdict(list)
         for r in rows_s:
-            per_variant[r["variant"]].append(r)
+            per_variant[(r["variant"], r["dtype"])].append(r)
+        dtypes_of = defaultdict(set)
+        for r in rows_s + rows_b:
+            dtypes_of[r["variant"]].add(r["dtype"])
+
+        def label(v, dtype):  # the name, with the precision where the name alone is ambiguous
+            return f"{v} {dtype}" if len(dtypes_of[v]) > 1 else v
         has_sweep = chapter in sweep_rc
         sweep_ok = has_sweep and sweep_rc[chapter] == 0 and bool(rows_s) and all(r["status"] == "PASS" for r in rows_s)
         if not has_sweep:
@@ -349,7 +375,7 @@ def score(grade_dir, rubric_path, manifest_path, root):
         elif sweep_ok:
             sweep_text = "PASS"
         else:
-            bad = sorted({r["variant"] for r in rows_s if r["status"] != "PASS"})
+            bad = sorted({label(r["variant"], r["dtype"]) for r in rows_s if r["status"] != "PASS"})
             sweep_text = "FAIL" + (f" ({', '.join(bad)})" if bad else f" (exit {sweep_rc[chapter]}, {len(rows_s)} rows)")
         if rules.get("correctness", 0):
             if sweep_ok:
@@ -368,26 +394,26 @@ def score(grade_dir, rubric_path, manifest_path, root):
                          + " gates performance")
 
         # performance: the best variant that passed, at the benchmark shape
-        at_shape = {r["variant"]: r for r in rows_b
+        at_shape = {(r["variant"], r["dtype"]): r for r in rows_b
                     if (int(r["M"]), int(r["N"]), int(r["K"])) == bench_shape}
-        variants = [v for v in dict.fromkeys([r["variant"] for r in rows_s] + [r["variant"] for r in rows_b])
-                    if v not in BASELINES]
+        variants = [k for k in dict.fromkeys([(r["variant"], r["dtype"]) for r in rows_s + rows_b])
+                    if k[0] not in BASELINES]
         best_text, best_pct = [], None
         chosen = {}
         for perf in perf_rules:
             tiers, dtype = perf["tiers"], perf["dtype"]
             cands = []
-            for v in variants:
-                b = at_shape.get(v)
-                if b is None or b["dtype"] != dtype or b["status"] != "PASS":
+            for key in variants:
+                b = at_shape.get(key)
+                if key[1] != dtype or b is None or b["status"] != "PASS":
                     continue
-                if per_variant[v] and any(r["status"] != "PASS" for r in per_variant[v]) or not per_variant[v]:
+                if not per_variant[key] or any(r["status"] != "PASS" for r in per_variant[key]):
                     continue  # a variant must pass every random shape to count
-                cands.append((number(b["pct_cublas"]) or 0.0, v))
+                cands.append((number(b["pct_cublas"]) or 0.0, key[0]))
             if cands:
                 pct, v = max(cands)
                 got = tier_points(tiers, pct) if gate_ok else 0
-                chosen[v] = got
+                chosen[(v, dtype)] = got
                 pts += got
                 best_text.append(f"{v} ({dtype})")
                 best_pct = pct if best_pct is None else best_pct
@@ -397,20 +423,20 @@ def score(grade_dir, rubric_path, manifest_path, root):
                     notes.append(f"no {dtype} variant passed at {shape_text(bench_shape)}")
         auto_points += pts
 
-        for v in variants:
-            vr = per_variant[v]
-            b = at_shape.get(v)
-            errs = [number(r["rel_err"]) for r in vr + [r for r in rows_b if r["variant"] == v]]
+        for key in variants:
+            v, dtype = key
+            vr = per_variant[key]
+            b = at_shape.get(key)
+            errs = [number(r["rel_err"]) for r in vr + [r for r in rows_b if (r["variant"], r["dtype"]) == key]]
             errs = [e for e in errs if e is not None]
             worst = max(errs) if errs else None
             statuses = [r["status"] for r in vr] + ([b["status"]] if b else [])
             correct = "not run" if not statuses else ("PASS" if all(s == "PASS" for s in statuses) else "FAIL")
-            dtype = b["dtype"] if b else (vr[0]["dtype"] if vr else "")
             pct = number(b["pct_cublas"]) if b else None
             perf = next((p for p in perf_rules if p["dtype"] == dtype), None)
             vmax = max([t["points"] for t in perf["tiers"]] or [0]) if perf else 0
             vpts = tier_points(perf["tiers"], pct) if perf and gate_ok and correct == "PASS" else 0
-            vnote = "counted" if v in chosen else ""
+            vnote = "counted" if key in chosen else ""
             out_rows.append(dict(kind="variant", chapter=chapter, variant=v, dtype=dtype, build="ok",
                                  tests=t_text, correctness=correct, worst_rel_err=fmt_num(worst, ".3e"),
                                  sanitizer=san, pct_cublas=fmt_num(pct, ".2f"), points=vpts, max_points=vmax,

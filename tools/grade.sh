@@ -9,6 +9,10 @@
 #      with alpha = -1.5, beta = 0.5. Every variant is verified by the program itself.
 #   6. the benchmark at the rubric's shape (4096^3 by default), cuBLAS timed in the same run
 #   7. tools/grade.py score: grade/grade.csv and grade/grade.md against the rubric
+# A chapter built for one compute capability only (09: sm_90a, H100/H200/GH200) is not gradable on
+# another GPU: steps 4-6 are left out for it, and the grade says so and costs it no points. The
+# capability comes from 00_env_check (else nvidia-smi); when it is unknown the chapter is run, and
+# its exit status 3 then marks it not gradable instead of ending the grading.
 #
 #   bash tools/grade.sh [--rubric FILE] [--manifest FILE] [--seed S]
 #
@@ -29,7 +33,7 @@ while [ $# -gt 0 ]; do
     --rubric) [ $# -ge 2 ] || usage; rubric=$2; shift 2 ;;
     --manifest) [ $# -ge 2 ] || usage; manifest=$2; shift 2 ;;
     --seed) [ $# -ge 2 ] || usage; seed=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage ;;
   esac
 done
@@ -98,6 +102,18 @@ if built 00_env_check; then
     no_gpu "$(grep -m1 -i error "$G/env.log" || echo "00_env_check exit status 3")"
   fi
 fi
+# The compute capability of GPU 0, the one the programs use ("" when unknown), and the chapters
+# whose code runs on one capability only (sm_90a code runs on 9.0 and on no other GPU).
+cc=$(grep -o '"cc": *"[^"]*"' "$G/env.json" 2>/dev/null | head -1 | sed 's/.*: *"//; s/"$//')
+if [ -z "$cc" ]; then
+  cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' \r')
+fi
+case "$cc" in [0-9]*.[0-9]*) ;; *) cc="" ;; esac
+needs_cc() { case "$1" in 09_*) echo 9.0 ;; esac; }
+not_gradable() {  # chapter, capability it needs, what we know of this GPU
+  rec gradable "$1" no "$2"
+  echo "grade: $1: not gradable on this GPU (needs compute capability $2; $3): no sanitizer, sweep or benchmark"
+}
 
 # ---- 3. tests ----------------------------------------------------------------------------------
 summary=$(mktemp); trap 'rm -f "$summary"' EXIT
@@ -122,6 +138,11 @@ san=$(command -v compute-sanitizer 2>/dev/null || true)
 [ -z "$san" ] && echo "grade: compute-sanitizer not found: sanitizer marked skipped (no points)"
 for c in $CHAPTERS; do
   case "$c" in 00_*|01_*) continue ;; esac
+  need=$(needs_cc "$c")
+  if [ -n "$need" ] && [ -n "$cc" ] && [ "$cc" != "$need" ]; then
+    not_gradable "$c" "$need" "this GPU is $cc"
+    continue
+  fi
   built "$c" || continue
   extra=""; case "$c" in 07_*) extra="--no-costs" ;; 08_*) extra="--part crossover" ;; esac
   if [ -n "$san" ]; then
@@ -136,6 +157,10 @@ for c in $CHAPTERS; do
   { echo "== ./$c/$c --sizes $shapes --seed $seed"
     run_to ./"$c"/"$c" --sizes "$shapes" --seed "$seed" --warmup 1 --reps 2 $extra --csv "$G/sweep.csv" 2>&1; } >>"$G/sweep.log"
   rc1=$?
+  if [ $rc1 -eq 3 ] && [ -n "$need" ]; then  # the capability was unknown: the program found it wrong
+    not_gradable "$c" "$need" "its program exited 3"
+    continue
+  fi
   [ $rc1 -eq 3 ] && no_gpu "$(grep -m1 -i 'error' "$G/sweep.log" || echo "./$c/$c exit status 3")"
   { echo "== ./$c/$c --sizes $small --alpha -1.5 --beta 0.5 --seed $seed"
     run_to ./"$c"/"$c" --sizes "$small" --alpha -1.5 --beta 0.5 --seed "$seed" --warmup 1 --reps 2 $extra --csv "$G/sweep.csv" 2>&1; } >>"$G/sweep.log"

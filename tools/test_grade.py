@@ -2,10 +2,12 @@
 """test_grade.py - tests of the grader (tools/grade.sh, tools/grade.py), no GPU needed.
 
 The fixture (tools/grade_fixture/) is a graded run built from real rows of results/h200/: chapter
-04 did not build, chapter 03's tests report a failure. The tests score it with the real entry
-points in temporary folders, check the points against the rubric computed here independently,
-flag an edited checker file against a manifest, and run grade.sh end to end on a stand-in tree
-(fake nvidia-smi, stand-in programs, one chapter that does not build) and without a GPU.
+04 did not build, chapter 03's tests report a failure, chapter 09 ran on the H200. The tests score
+it with the real entry points in temporary folders, check the points against the rubric computed
+here independently (chapter 09 on compute capability 9.0, and not gradable on another GPU), flag an
+edited checker file against a manifest, and run grade.sh end to end on a stand-in tree (fake
+nvidia-smi, stand-in programs, one chapter that does not build, chapter 09 on 9.0, on 8.6 and on an
+unknown GPU) and without a GPU.
 
 Run: tools/test_grade.py (stdlib unittest). Ends with
 "[test_grade] test cases: P passed, F failed, S skipped" and, when WB_TEST_SUMMARY is set, appends
@@ -245,6 +247,110 @@ class RubricAndGates(unittest.TestCase):
         self.assertIn("sanitizer not available", rows["05_float4_vectorized"]["note"])
 
 
+class HopperChapter(unittest.TestCase):
+    """Chapter 09 in the fixture was graded on an H200; the other GPU's case is the same run as
+    grade.sh leaves it there: a `gradable ... no 9.0` record, no sanitizer, sweep or bench."""
+
+    RULES = {"tests": 2, "correctness": 3, "sanitizer": 1, "performance": [
+        {"dtype": "fp16", "tiers": [{"min_pct_cublas": 60, "points": 1}, {"min_pct_cublas": 95, "points": 3}]},
+        {"dtype": "bf16", "tiers": [{"min_pct_cublas": 60, "points": 1}, {"min_pct_cublas": 99, "points": 2}]},
+        {"dtype": "tf32", "tiers": [{"min_pct_cublas": 85, "points": 1}]}]}
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wb-grade-")
+        self.dir = copy_fixture(os.path.join(self.tmp, "grade"))
+        rubric = load_rubric()
+        rubric["chapters"]["09_hopper_wgmma"] = self.RULES  # the instructor assigns chapter 09
+        self.rubric = os.path.join(self.tmp, "rubric.json")
+        with open(self.rubric, "w") as f:
+            json.dump(rubric, f)
+        self.max09 = 2 + 3 + 1 + 3 + 2 + 1
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def md(self):
+        with open(os.path.join(self.dir, "grade.md"), encoding="utf-8") as f:
+            return f.read()
+
+    def test_on_hopper_chapter_09_is_graded_like_the_others(self):
+        r = score(self.dir, "--rubric", self.rubric)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        row = chapter_rows(self.dir)["09_hopper_wgmma"]
+        bench = [b for b in read_rows(os.path.join(FIXTURE, "bench.csv")) if b["chapter"] == "09_hopper_wgmma"]
+        want = 2 + 3 + 1
+        for perf in self.RULES["performance"]:
+            pcts = [float(b["pct_cublas"]) for b in bench if b["dtype"] == perf["dtype"] and b["status"] == "PASS"
+                    and b["variant"] not in ("cublas_hgemm", "cublas_bgemm", "cublas_tf32")]
+            want += expected_tier(perf["tiers"], max(pcts))
+        self.assertEqual(int(row["points"]), want)
+        self.assertEqual(int(row["max_points"]), self.max09)
+        self.assertEqual(row["correctness"], "PASS")
+        self.assertEqual(row["note"], "")
+        variants = [v for v in read_rows(os.path.join(self.dir, "grade.csv"))
+                    if v["kind"] == "variant" and v["chapter"] == "09_hopper_wgmma"]
+        counted = {(v["variant"], v["dtype"]) for v in variants if v["note"] == "counted"}
+        self.assertEqual(counted, {("persistent", "fp16"), ("persistent", "bf16"), ("tf32_persistent", "tf32")})
+        self.assertFalse([v for v in variants if v["variant"].startswith("cublas_")])  # cuBLAS BF16 too is a baseline
+        total = next(t for t in read_rows(os.path.join(self.dir, "grade.csv")) if t["kind"] == "total"
+                     and t["chapter"] == "automatic")
+        self.assertEqual(int(total["max_points"]), 49 + self.max09)
+        # With the default rubric chapter 09 is listed and graded, for no points (as 08).
+        r = score(self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        row = chapter_rows(self.dir)["09_hopper_wgmma"]
+        self.assertEqual((row["points"], row["max_points"], row["correctness"]), ("0", "0", "PASS"))
+        self.assertIn("| 09_hopper_wgmma | ok | 8 passed, 0 failed, 0 skipped | PASS | ok |", self.md())
+
+    def test_one_name_in_two_precisions_is_two_variants(self):
+        # persistent fails its BF16 sweep row: its FP16 twin keeps its own verdict.
+        path = os.path.join(self.dir, "sweep.csv")
+        rows = read_rows(path)
+        for r in rows:
+            if r["chapter"] == "09_hopper_wgmma" and r["variant"] == "persistent" and r["dtype"] == "bf16":
+                r["status"], r["rel_err"] = "FAIL", "2.0e-01"
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        self.assertEqual(score(self.dir, "--rubric", self.rubric).returncode, 0)
+        row = chapter_rows(self.dir)["09_hopper_wgmma"]
+        self.assertEqual(row["correctness"], "FAIL (persistent bf16)")
+        self.assertEqual(int(row["points"]), 2 + 1)  # tests and sanitizer; the sweep gates the tiers
+        variants = {(v["variant"], v["dtype"]): v for v in read_rows(os.path.join(self.dir, "grade.csv"))
+                    if v["kind"] == "variant" and v["chapter"] == "09_hopper_wgmma"}
+        self.assertEqual(variants[("persistent", "bf16")]["correctness"], "FAIL")
+        self.assertEqual(variants[("persistent", "bf16")]["worst_rel_err"], "2.000e-01")
+        self.assertEqual(variants[("persistent", "fp16")]["correctness"], "PASS")
+        self.assertIn("| 09_hopper_wgmma | `persistent` | bf16 | FAIL | 2.00e-01 |", self.md())
+
+    def test_on_another_gpu_chapter_09_is_not_gradable_and_costs_nothing(self):
+        path = os.path.join(self.dir, "results.tsv")
+        with open(path) as f:
+            kept = [line for line in f if not (line.split("\t")[0] in ("sanitize", "sweep", "bench")
+                                               and line.split("\t")[1] == "09_hopper_wgmma")]
+        with open(path, "w") as f:
+            f.writelines(kept + ["gradable\t09_hopper_wgmma\tno\t9.0\n"])
+        for name in ("bench.csv", "sweep.csv"):
+            rows = [r for r in read_rows(os.path.join(self.dir, name)) if r["chapter"] != "09_hopper_wgmma"]
+            with open(os.path.join(self.dir, name), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+                w.writeheader()
+                w.writerows(rows)
+        for rubric in (self.rubric, RUBRIC):  # assigned or not, it costs nothing here
+            r = score(self.dir, "--rubric", rubric)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            row = chapter_rows(self.dir)["09_hopper_wgmma"]
+            self.assertEqual((row["points"], row["max_points"]), ("0", "0"))
+            self.assertEqual(row["note"], "not gradable on this GPU (needs compute capability 9.0)")
+            self.assertIn("| 09_hopper_wgmma | ok | 8 passed, 0 failed, 0 skipped | - | - | - | - | 0 / 0 | "
+                          "not gradable on this GPU (needs compute capability 9.0) |", self.md())
+            total = next(t for t in read_rows(os.path.join(self.dir, "grade.csv")) if t["kind"] == "total"
+                         and t["chapter"] == "automatic")
+            self.assertEqual((int(total["points"]), int(total["max_points"])), (35, 49))  # as without 09
+            self.assertIn("- automatic: **35 / 49**", self.md())
+
+
 class Checksums(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="wb-grade-")
@@ -471,28 +577,33 @@ class GradeScript(unittest.TestCase):
             self.assertRegex(lines[0], "^grade: no usable GPU .*nothing was graded$")
             self.assertFalse(os.path.exists(out))
 
-    def test_end_to_end_on_a_stand_in_tree(self):
-        """Fake nvidia-smi and compute-sanitizer, stand-in programs that write the fixture's rows,
-        chapter 03 that does not build: grade.sh grades what builds and marks the rest."""
+    def stand_in_tree(self, chapters):
+        """A workbook layout with stand-ins: fake nvidia-smi and compute-sanitizer, programs that write
+        the fixture's rows of their chapter, chapter 03 that does not build. 00_env_check writes the
+        compute capability FAKE_CC into env.json (nothing when unset); chapter 09's program exits 3
+        unless FAKE_CC is 9.0, as the real one does on any other GPU. Returns (tree, calls file)."""
         work = os.path.join(self.tmp, "wb")
+        shutil.rmtree(work, ignore_errors=True)
         for rel in ("tools/grade.sh", "tools/grade.py", "tools/wb_shapes.py", "report_template/rubric.json"):
             os.makedirs(os.path.dirname(os.path.join(work, rel)), exist_ok=True)
             shutil.copy(os.path.join(ROOT, rel), os.path.join(work, rel))
         with open(os.path.join(work, "Makefile"), "w") as f:
             f.write("lib:\n\t@true\n")
-        fake = os.path.join(self.tmp, "fakebin")
-        write_exe(os.path.join(fake, "nvidia-smi"), "#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-0)'\n")
-        write_exe(os.path.join(fake, "compute-sanitizer"), '#!/bin/sh\nexec "$@"\n')
         calls = os.path.join(self.tmp, "calls.txt")
+        open(calls, "w").close()
         program = f'''#!/usr/bin/env python3
 import csv, os, sys
 args = sys.argv[1:]
 chapter = os.path.basename(sys.argv[0])
+cc = os.environ.get("FAKE_CC", "")
 with open({calls!r}, "a") as f:
     f.write(chapter + " " + " ".join(args) + "\\n")
 if "--json" in args:
-    open(args[args.index("--json") + 1], "w").write("{{}}")
+    open(args[args.index("--json") + 1], "w").write('{{"gpus": [{{"cc": "%s"}}]}}' % cc if cc else "{{}}")
     sys.exit(0)
+if chapter.startswith("09_") and cc != "9.0":
+    print(chapter + ": error: this chapter needs a Hopper GPU (compute capability 9.0)", file=sys.stderr)
+    sys.exit(3)
 if "--csv" not in args:
     sys.exit(0)
 out = args[args.index("--csv") + 1]
@@ -512,7 +623,7 @@ echo "[test] test cases: 3 passed, 0 failed, 0 skipped"
 echo "test_x 3 0 0" >>"$WB_TEST_SUMMARY"
 '''
         write_exe(os.path.join(work, "common", "build", "test_common"), test)
-        for chapter in ("00_env_check", "02_naive_kernel", "03_shared_tiling"):
+        for chapter in chapters:
             d = os.path.join(work, chapter)
             os.makedirs(d)
             write_exe(os.path.join(d, "prog.py"), program)
@@ -521,7 +632,19 @@ echo "test_x 3 0 0" >>"$WB_TEST_SUMMARY"
             with open(os.path.join(d, "Makefile"), "w") as f:
                 f.write(f"all:\n{broken}\t@cp prog.py {chapter} && cp test.sh test_{chapter}\n"
                         f"sanitize:\n\t$(SANITIZER) ./{chapter} --sizes 67x45x33\n")
-        env = {"PATH": fake + os.pathsep + os.environ["PATH"], "STUDENT_ID": "S0000042", "GRADE_SEED": "77"}
+        return work, calls
+
+    def fake_path(self):
+        fake = os.path.join(self.tmp, "fakebin")
+        write_exe(os.path.join(fake, "nvidia-smi"), "#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-0)'\n")
+        write_exe(os.path.join(fake, "compute-sanitizer"), '#!/bin/sh\nexec "$@"\n')
+        return fake + os.pathsep + os.environ["PATH"]
+
+    def test_end_to_end_on_a_stand_in_tree(self):
+        """Stand-in programs that write the fixture's rows, chapter 03 that does not build: grade.sh
+        grades what builds and marks the rest."""
+        work, calls = self.stand_in_tree(("00_env_check", "02_naive_kernel", "03_shared_tiling"))
+        env = {"PATH": self.fake_path(), "STUDENT_ID": "S0000042", "GRADE_SEED": "77"}
         r = run(["bash", "tools/grade.sh"], env, cwd=work)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         shapes, small = grade.sweep_shapes(77)
@@ -550,6 +673,47 @@ echo "test_x 3 0 0" >>"$WB_TEST_SUMMARY"
             self.assertIn("tools/grade.py", json.load(f)["files"])
         with open(os.path.join(work, "grade", "grade.md"), encoding="utf-8") as f:
             self.assertIn("| STUDENT_ID | S0000042 |", f.read())
+
+    def test_chapter_09_is_graded_on_hopper_only(self):
+        """9.0: graded like any chapter. Another capability: not gradable, nothing of it run but its
+        build and tests. Unknown capability: tried, and its exit status 3 marks it not gradable
+        without ending the grading (for every other chapter, 3 means no usable GPU)."""
+        for cc, known in (("9.0", True), ("8.6", True), ("", False)):
+            with self.subTest(cc=cc or "unknown"):
+                work, calls = self.stand_in_tree(("00_env_check", "02_naive_kernel", "09_hopper_wgmma"))
+                env = {"PATH": self.fake_path(), "GRADE_SEED": "5"}
+                if cc:
+                    env["FAKE_CC"] = cc
+                r = run(["bash", "tools/grade.sh"], env, cwd=work)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                with open(calls) as f:
+                    ran09 = [c for c in f.read().splitlines() if c.startswith("09_hopper_wgmma")]
+                rows = chapter_rows(os.path.join(work, "grade"))
+                with open(os.path.join(work, "grade", "grade.md"), encoding="utf-8") as f:
+                    md = f.read()
+                self.assertEqual(rows["02_naive_kernel"]["points"], "9")  # the others are graded either way
+                self.assertIn("tests 09_hopper_wgmma: 3 passed", r.stdout)  # its tests run either way
+                if cc == "9.0":
+                    self.assertNotIn("not gradable", r.stdout)
+                    self.assertIn("grade: sweep 09_hopper_wgmma: PASS", r.stdout)
+                    self.assertIn("09_hopper_wgmma --size 4096x4096x4096 --csv grade/bench.csv", ran09)
+                    self.assertEqual(rows["09_hopper_wgmma"]["correctness"], "PASS")
+                    self.assertEqual(rows["09_hopper_wgmma"]["max_points"], "0")  # no points by default
+                    continue
+                line = "not gradable on this GPU (needs compute capability 9.0)"
+                self.assertEqual(rows["09_hopper_wgmma"]["note"], line)
+                self.assertEqual((rows["09_hopper_wgmma"]["points"], rows["09_hopper_wgmma"]["max_points"]), ("0", "0"))
+                self.assertRegex(md, r"\| 09_hopper_wgmma \| ok \| 3 passed, 0 failed, 0 skipped \| - \| - \| - \| - \| "
+                                     r"0 / 0 \| not gradable on this GPU \(needs compute capability 9\.0\) \|")
+                if known:
+                    self.assertIn("grade: 09_hopper_wgmma: not gradable on this GPU (needs compute capability 9.0; "
+                                  "this GPU is 8.6)", r.stdout)
+                    self.assertEqual(ran09, [])  # neither the sanitizer, nor the sweep, nor the benchmark
+                else:
+                    self.assertIn("grade: 09_hopper_wgmma: not gradable on this GPU (needs compute capability 9.0; "
+                                  "its program exited 3)", r.stdout)
+                    self.assertNotIn("no usable GPU", r.stdout + r.stderr)
+                    self.assertFalse(any("--size 4096" in c for c in ran09))  # no benchmark after that
 
 
 def main():
