@@ -30,6 +30,7 @@
 #include <cstdint>
 
 #include "cuda_check.cuh"
+#include "device.cuh"
 
 namespace wbcutlass {
 
@@ -39,18 +40,8 @@ inline long long round_up(long long x, long long multiple) { return (x + multipl
 inline bool is_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; }
 
 // The program's one padding workspace, at least `bytes` long.
-inline void* padding_workspace(size_t bytes) {
-    static void* buffer = nullptr;
-    static size_t capacity = 0;
-    if (bytes > capacity) {
-        if (buffer) WB_CUDA_CHECK(cudaFree(buffer));
-        buffer = nullptr;
-        capacity = 0;
-        WB_CUDA_CHECK(cudaMalloc(&buffer, bytes));
-        capacity = bytes;
-    }
-    return buffer;
-}
+struct PaddedOperands;  // the tag of this buffer
+inline void* padding_workspace(size_t bytes) { return wb::scratch_buffer<PaddedOperands>(bytes); }
 
 // The problem as the kernel sees it: M x Np x Kp with packed, aligned operands. T is the input
 // type (half, bf16 or float); C is float. V, the vector width in elements of T, is the kernel's

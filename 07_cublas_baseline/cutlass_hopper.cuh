@@ -78,18 +78,8 @@ inline void check_status(cutlass::Status status, const char* kernel, const char*
 }
 
 // The kernel's own scratch memory (its tile scheduler may ask for some): one growing buffer.
-inline void* kernel_workspace(size_t bytes) {
-    static void* buffer = nullptr;
-    static size_t capacity = 0;
-    if (bytes > capacity) {
-        if (buffer) WB_CUDA_CHECK(cudaFree(buffer));
-        buffer = nullptr;
-        capacity = 0;
-        WB_CUDA_CHECK(cudaMalloc(&buffer, bytes));
-        capacity = bytes;
-    }
-    return buffer;
-}
+struct CutlassWorkspace;  // the tag of this buffer
+inline void* kernel_workspace(size_t bytes) { return wb::scratch_buffer<CutlassWorkspace>(bytes); }
 
 // T is the workbook's type (__half, __nv_bfloat16), Input CUTLASS's name for the same 16 bits.
 template <class Input, class T>

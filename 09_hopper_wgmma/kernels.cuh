@@ -33,7 +33,8 @@
 //
 // Any shape: TMA fills boxes that reach past the matrix with zeros, the epilogue guards the edges of
 // C, and a matrix TMA cannot describe (a row pitch or base address that is not a multiple of 16
-// bytes: K or N not a multiple of 8) is first copied to a padded pitch, inside the timed call.
+// bytes: K or N not a multiple of 8 for FP16 and BF16, of 4 for TF32) is first copied to a padded
+// pitch, inside the timed call.
 #pragma once
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 //
 // A CUtensorMap is made by the driver function cuTensorMapEncodeTiled. The workbook links only the
 // runtime (libcudart), so the function is looked up through cudaGetDriverEntryPointByVersion
-// instead of linking libcuda: the program then still starts (and says what is missing) on a
+// (cudaGetDriverEntryPoint before CUDA 12.5) instead of linking libcuda: the program then still starts (and says what is missing) on a
 // machine without a GPU driver.
 #pragma once
 
@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "../common/cuda_check.cuh"
+#include "../common/device.cuh"
 #include "../common/gemm_device.cuh"
 
 namespace hopper {
@@ -30,8 +31,14 @@ inline EncodeTiledFn encode_tiled() {
     static const EncodeTiledFn fn = [] {
         void* f = nullptr;
         cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
         // 12000: the function as it has existed since CUDA 12.0.
         WB_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found));
+#else
+        // Runtimes before 12.5 have no ...ByVersion; this older lookup (removed in CUDA 13) returns
+        // the driver's version of the function, which has had one signature since CUDA 12.0.
+        WB_CUDA_CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &f, cudaEnableDefault, &found));
+#endif
         if (found != cudaDriverEntryPointSuccess || f == nullptr)
             throw std::runtime_error("the driver has no cuTensorMapEncodeTiled (a CUDA 12 driver or newer is needed)");
         return reinterpret_cast<EncodeTiledFn>(f);
@@ -93,16 +100,8 @@ __global__ void copy_to_pitch(const T* __restrict__ src, size_t rows, size_t col
 }
 
 // One device buffer per process for the padded copies, grown when a larger one is needed.
-inline void* pad_workspace(size_t bytes) {
-    static void* buffer = nullptr;
-    static size_t capacity = 0;
-    if (bytes > capacity) {
-        if (buffer) WB_CUDA_CHECK(cudaFree(buffer));
-        WB_CUDA_CHECK(cudaMalloc(&buffer, bytes));
-        capacity = bytes;
-    }
-    return buffer;
-}
+struct PaddedCopies;  // the tag of this buffer
+inline void* pad_workspace(size_t bytes) { return wb::scratch_buffer<PaddedCopies>(bytes); }
 
 // A (rows x cols, packed) as TMA can read it: itself, or a padded copy in `scratch`.
 template <class T>

@@ -82,7 +82,7 @@ struct WgmmaTiling {
 // epilogue's view of C. Passed as one __grid_constant__ parameter: the TMA unit reads the maps
 // straight from the kernel's parameter memory.
 struct WgmmaParams {
-    CUtensorMap map_a;  // A: M rows x K columns, boxes of BM x 64
+    CUtensorMap map_a;  // A: M rows x K columns, boxes of BM x BK (128 bytes of k)
     CUtensorMap map_b;  // B: K rows x N columns, boxes of BK x 64 (TF32: B transposed, N x K, boxes of BN x BK)
     int M, N, K;
     float alpha, beta;

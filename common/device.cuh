@@ -6,7 +6,10 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <string>
+
+#include "cuda_check.cuh"
 
 namespace wb {
 
@@ -64,5 +67,24 @@ std::string rebuild_hint(int major, int minor);
 // Launches an empty kernel: throws wb::CudaError (cudaErrorNoKernelImageForDevice and friends)
 // when this binary holds no code that runs on the device.
 void probe_kernel_image();
+
+// A device buffer of at least `bytes`, one per Tag type, that only grows: scratch space reused from
+// call to call (padded copies of operands, a library kernel's workspace), so that a timed call
+// allocates nothing once it has seen its largest shape. Growing frees the old buffer; cudaFree
+// first waits for the work already queued on the device, which may still be reading it. Tags keep
+// two users that need their buffers at the same time apart. Not thread-safe.
+template <class Tag>
+void* scratch_buffer(size_t bytes) {
+    static void* buffer = nullptr;
+    static size_t capacity = 0;
+    if (bytes > capacity) {
+        if (buffer) WB_CUDA_CHECK(cudaFree(buffer));
+        buffer = nullptr;
+        capacity = 0;
+        WB_CUDA_CHECK(cudaMalloc(&buffer, bytes));
+        capacity = bytes;
+    }
+    return buffer;
+}
 
 }  // namespace wb
