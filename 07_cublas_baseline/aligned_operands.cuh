@@ -68,8 +68,8 @@ public:
         const size_t b_bytes = copy_B ? size_t(Kp_) * Np_ * sizeof(T) : 0;
         const size_t c_bytes = copy_C_ ? size_t(M) * Np_ * sizeof(float) : 0;
         char* base = static_cast<char*>(padding_workspace(a_bytes + b_bytes + c_bytes));
-        if (copy_A) A_ = pad_copy(A, M, K, Kp_, base);
-        if (copy_B) B_ = pad_copy(B, K, N, Np_, base + a_bytes);
+        if (copy_A) A_ = pad_copy(A, M, K, M, Kp_, base);
+        if (copy_B) B_ = pad_copy(B, K, N, Kp_, Np_, base + a_bytes);
         if (copy_C_) {
             float* Cp = reinterpret_cast<float*>(base + a_bytes + b_bytes);
             if (beta != 0.0f) {
@@ -96,9 +96,11 @@ public:
     bool copies() const { return copies_; }  // false: the caller's buffers go straight through
 
 private:
-    // rows x cols of `src` (pitch cols) into a zeroed rows x pitch block at `dst`.
-    const T* pad_copy(const T* src, int rows, int cols, int pitch, char* dst) const {
-        WB_CUDA_CHECK(cudaMemsetAsync(dst, 0, size_t(rows) * pitch * sizeof(T), stream_));
+    // rows x cols of `src` (pitch cols) into a zeroed padded_rows x pitch block at `dst`. Every
+    // padded row is zeroed too (B' has Kp rows for K of data): the workspace holds whatever the
+    // last call left there, NaN included, and 0 * NaN is NaN.
+    const T* pad_copy(const T* src, int rows, int cols, int padded_rows, int pitch, char* dst) const {
+        WB_CUDA_CHECK(cudaMemsetAsync(dst, 0, size_t(padded_rows) * pitch * sizeof(T), stream_));
         WB_CUDA_CHECK(cudaMemcpy2DAsync(dst, pitch * sizeof(T), src, cols * sizeof(T), cols * sizeof(T), rows,
                                         cudaMemcpyDeviceToDevice, stream_));
         return reinterpret_cast<const T*>(dst);
