@@ -66,12 +66,17 @@ fi
 say "$os_name, as $as${sudo[*]:+ (with sudo)}"
 
 # ---- 1. apt packages ------------------------------------------------------------------------------
-# pip comes along only when CUTLASS is asked for and this python3 has none.
+# pip comes along only when CUTLASS is asked for and this python3 has none. python3-matplotlib is
+# optional (plots only): when apt cannot install it (an offline machine), the rest still counts as
+# done, and step 2 says whether the python3 on the PATH has matplotlib anyway.
 packages=(g++ make catch2 libopenblas-dev python3 python3-matplotlib)
+optional=(python3-matplotlib)
 if [ "$cutlass" -eq 1 ] && ! python3 -m pip --version >/dev/null 2>&1; then packages+=(python3-pip); fi
-needed=()
+needed=() needed_required=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || needed+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' && continue
+  needed+=("$p")
+  [[ " ${optional[*]} " == *" $p "* ]] || needed_required+=("$p")
 done
 if [ ${#needed[@]} -eq 0 ]; then
   say "already installed: ${packages[*]}"
@@ -79,8 +84,16 @@ else
   if ! run "${sudo[@]}" apt-get update; then
     say "apt-get update failed (no network?): installing from the package lists already here"
   fi
-  run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${needed[@]}" ||
-    { say "apt-get install failed: see its message above" >&2; exit 1; }
+  if ! run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${needed[@]}"; then
+    if [ ${#needed_required[@]} -gt 0 ] && [ ${#needed_required[@]} -lt ${#needed[@]} ]; then
+      run "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${needed_required[@]}" ||
+        { say "apt-get install failed: see its message above" >&2; exit 1; }
+    elif [ ${#needed_required[@]} -gt 0 ]; then
+      say "apt-get install failed: see its message above" >&2
+      exit 1
+    fi
+    say "apt-get could not install ${optional[*]} (optional: make report's plots); everything else is installed"
+  fi
 fi
 
 # ---- 2. matplotlib for make report's python3 -------------------------------------------------------

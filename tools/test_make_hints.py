@@ -438,6 +438,29 @@ class SetupScript(unittest.TestCase):
         self.assertIn(f"setup: already installed: {self.PACKAGES}", result.stdout)
         self.assertFalse(os.path.exists(self.log), "apt-get ran with nothing to install")
 
+    def test_offline_machine_without_apt_matplotlib_still_succeeds(self):
+        # Everything but python3-matplotlib is installed and apt can fetch nothing (the GPU machine).
+        fake_tool(self.folder, "dpkg-query", 'case "$*" in *python3-matplotlib*) exit 1 ;; esac; printf "install ok installed"')
+        fake_tool(self.folder, "apt-get", f'echo "apt-get $*" >>{self.log}; exit 100')
+        result = self.setup()
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("could not install python3-matplotlib (optional", result.stdout)
+        with open(self.log) as f:
+            self.assertEqual(f.read().splitlines(), ["apt-get update", "apt-get install -y python3-matplotlib"])
+
+    def test_required_packages_are_retried_without_the_optional_one(self):
+        # Nothing installed; apt has no python3-matplotlib: the required ones alone, then success.
+        fake_tool(self.folder, "apt-get",
+                  f'echo "apt-get $*" >>{self.log}; case "$*" in *python3-matplotlib*) exit 100 ;; esac')
+        result = self.setup()
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        with open(self.log) as f:
+            self.assertEqual(f.read().splitlines()[1:], [f"apt-get install -y {self.PACKAGES}",
+                                                         "apt-get install -y g++ make catch2 libopenblas-dev python3"])
+        # A required package apt cannot install is a failure (exit 1).
+        fake_tool(self.folder, "apt-get", f'echo "apt-get $*" >>{self.log}; case "$*" in *update*) ;; *) exit 100 ;; esac')
+        self.assertEqual(self.setup().returncode, 1)
+
     def test_other_systems_are_refused(self):
         with open(self.os_release, "w") as f:
             f.write('PRETTY_NAME="Fedora Linux 40"\nID=fedora\n')
