@@ -16,8 +16,11 @@ and then replays the rule on every shape of every sweep: how much slower `best` 
 fastest ladder row of the same precision (median, worst, and shapes more than 3% slower).
 
     python3 lab/best_06.py                      the sweeps in lab/calib (H200, one run each, the ladder
-                                                and the configurations) and the ladder sweeps of
-                                                results/h200/sweeps/after_*
+                                                and the configurations) and the ladder sweep of
+                                                results/h200/sweeps/after_seed4242: the data the rates
+                                                of kernels.cuh were fitted on. The later re-checks
+                                                (after_seed515, after_seed4242_rounds) judge the rule;
+                                                give them with --add to see it replayed on them
     python3 lab/best_06.py --add A.csv ...      those and more sweeps (e.g. a fresh best_sweep run)
     python3 lab/best_06.py --sms 132 A.csv ...  other sweeps only; the CSVs of `tools/best_sweep.py run`
                                                 (DIR/06_tensor_core_wmma.rR.csv) form one sweep per
@@ -129,7 +132,7 @@ def main(argv):
     ap.add_argument("--sms", type=int, default=132, help="SMs of the GPU the sweeps ran on (H200: 132)")
     a = ap.parse_args(argv)
     default = (sorted(glob.glob(os.path.join(HERE, "calib", "*.csv"))) +
-               sorted(glob.glob(os.path.join(HERE, "..", "..", "results", "h200", "sweeps", "after_*",
+               sorted(glob.glob(os.path.join(HERE, "..", "..", "results", "h200", "sweeps", "after_seed4242",
                                              "06_tensor_core_wmma*.csv"))))
     paths = (a.csv or default) + a.add
     if not paths:
