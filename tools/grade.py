@@ -63,6 +63,11 @@ class UsageError(Exception):
 
 
 # ---- shapes ------------------------------------------------------------------------------------
+
+def is_skipped(row):
+    """A row the program did not run on this GPU: status "skipped (needs sm_NN)"."""
+    return row.get("status", "").startswith("skipped")
+
 def sweep_shapes(seed):
     """Four shapes drawn from SEED: every M, N, K in 1..1500; the first two (one of them tiny) have
     no dimension that is a multiple of 16 (so of no tile of 16, 32, 64 or 128) and K % 4 != 0; the
@@ -369,13 +374,17 @@ def score(grade_dir, rubric_path, manifest_path, root):
         def label(v, dtype):  # the name, with the precision where the name alone is ambiguous
             return f"{v} {dtype}" if len(dtypes_of[v]) > 1 else v
         has_sweep = chapter in sweep_rc
-        sweep_ok = has_sweep and sweep_rc[chapter] == 0 and bool(rows_s) and all(r["status"] == "PASS" for r in rows_s)
+        # A variant that needs a newer GPU than this one is "skipped (needs sm_NN)" in every row: it
+        # was not run here, which is neither a pass nor a failure of the student's code.
+        ran_s = [r for r in rows_s if not is_skipped(r)]
+        sweep_ok = has_sweep and sweep_rc[chapter] == 0 and bool(ran_s) and all(r["status"] == "PASS" for r in ran_s)
+        not_here = sorted({label(r["variant"], r["dtype"]) for r in rows_s if is_skipped(r)})
         if not has_sweep:
             sweep_text = "-"
         elif sweep_ok:
-            sweep_text = "PASS"
+            sweep_text = "PASS" + (f" (not run on this GPU: {', '.join(not_here)})" if not_here else "")
         else:
-            bad = sorted({label(r["variant"], r["dtype"]) for r in rows_s if r["status"] != "PASS"})
+            bad = sorted({label(r["variant"], r["dtype"]) for r in ran_s if r["status"] != "PASS"})
             sweep_text = "FAIL" + (f" ({', '.join(bad)})" if bad else f" (exit {sweep_rc[chapter]}, {len(rows_s)} rows)")
         if rules.get("correctness", 0):
             if sweep_ok:
@@ -430,8 +439,12 @@ def score(grade_dir, rubric_path, manifest_path, root):
             errs = [number(r["rel_err"]) for r in vr + [r for r in rows_b if (r["variant"], r["dtype"]) == key]]
             errs = [e for e in errs if e is not None]
             worst = max(errs) if errs else None
-            statuses = [r["status"] for r in vr] + ([b["status"]] if b else [])
-            correct = "not run" if not statuses else ("PASS" if all(s == "PASS" for s in statuses) else "FAIL")
+            rows_v = vr + ([b] if b else [])
+            statuses = [r["status"] for r in rows_v]
+            if rows_v and all(is_skipped(r) for r in rows_v):
+                correct = "not run on this GPU (" + rows_v[0]["status"].split("(", 1)[-1].rstrip(")") + ")"
+            else:
+                correct = "not run" if not statuses else ("PASS" if all(s == "PASS" for s in statuses) else "FAIL")
             pct = number(b["pct_cublas"]) if b else None
             perf = next((p for p in perf_rules if p["dtype"] == dtype), None)
             vmax = max([t["points"] for t in perf["tiers"]] or [0]) if perf else 0

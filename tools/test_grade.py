@@ -197,6 +197,41 @@ class RubricAndGates(unittest.TestCase):
         with open(os.path.join(self.dir, "grade.md"), encoding="utf-8") as f:
             self.assertIn("| 05_float4_vectorized | `best` | fp32 | FAIL | 3.10e-01 |", f.read())
 
+    def skip_variant(self, chapter, dtype, status="skipped (needs sm_80)"):
+        """Every row of `chapter`'s `dtype` variants, as on a GPU too old for them."""
+        for name in ("sweep.csv", "bench.csv"):
+            path = os.path.join(self.dir, name)
+            rows = read_rows(path)
+            for r in rows:
+                if r["chapter"] == chapter and r["dtype"] == dtype and r["variant"] not in grade.BASELINES:
+                    r["status"], r["rel_err"], r["pct_cublas"], r["gflops"] = status, "", "", ""
+            with open(path, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+                w.writeheader()
+                w.writerows(rows)
+
+    def test_variants_the_gpu_cannot_run_are_not_failures(self):
+        # On a GPU before Ampere, 06's TF32 rows say "skipped (needs sm_80)": the FP16 rows still
+        # decide the sweep, and the TF32 variants are "not run on this GPU", at 0 points.
+        self.skip_variant("06_tensor_core_wmma", "tf32")
+        r = score(self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        row = chapter_rows(self.dir)["06_tensor_core_wmma"]
+        rules = load_rubric()["chapters"]["06_tensor_core_wmma"]
+        self.assertTrue(row["correctness"].startswith("PASS (not run on this GPU: "), row["correctness"])
+        self.assertIn("tf32_best", row["correctness"])
+        self.assertGreaterEqual(int(row["points"]), rules["tests"] + rules["correctness"] + rules["sanitizer"])
+        variants = [v for v in read_rows(os.path.join(self.dir, "grade.csv"))
+                    if v["kind"] == "variant" and v["chapter"] == "06_tensor_core_wmma" and v["dtype"] == "tf32"]
+        self.assertTrue(variants)
+        for v in variants:
+            self.assertEqual(v["correctness"], "not run on this GPU (needs sm_80)", v["variant"])
+            self.assertEqual(v["points"], "0", v["variant"])
+        # A failing FP16 variant still fails the sweep beside the skipped ones.
+        self.fail_variant("06_tensor_core_wmma", "wmma_best")
+        self.assertEqual(score(self.dir).returncode, 0)
+        self.assertIn("FAIL (wmma_best)", chapter_rows(self.dir)["06_tensor_core_wmma"]["correctness"])
+
     def test_without_the_gate_the_best_correct_variant_counts(self):
         self.fail_variant("05_float4_vectorized", "best")
         rubric = load_rubric()
