@@ -612,41 +612,10 @@ sys.exit(1 if any(r["status"] == "FAIL" for r in rows) else 0)
                     self.assertNotIn("no usable GPU", out)
 
     def test_bench_runs_every_planned_shape_with_fake_programs(self):
-        # A copy of the workbook's layout with stand-ins for the programs: they append the
-        # fixture's rows of their chapter and shape, and fail when one of those rows failed.
-        work = os.path.join(self.tmp, "wb")
-        os.makedirs(os.path.join(work, "tools"))
-        for name in ("bench.sh", "bench_summary.py", "wb_shapes.py"):
-            shutil.copy(os.path.join(TOOLS, name), os.path.join(work, "tools", name))
-        header = ",".join(fixture_rows()[0].keys())
-        program = f'''#!/usr/bin/env python3
-import csv, os, sys
-args = sys.argv[1:]
-size, out = args[args.index("--size") + 1], args[args.index("--csv") + 1]
-shape = size.split("x") if "x" in size else [size] * 3
-chapter = os.path.basename(sys.argv[0])
-with open({FIXTURE_CSV!r}, newline="") as f:
-    rows = [r for r in csv.DictReader(f) if r["chapter"] == chapter and [r["M"], r["N"], r["K"]] == shape]
-new = not os.path.exists(out) or os.path.getsize(out) == 0
-with open(out, "a", newline="") as f:
-    w = csv.DictWriter(f, fieldnames={header!r}.split(","), lineterminator="\\n")
-    if new:
-        w.writeheader()
-    w.writerows(rows)
-print(chapter, " ".join(args), len(rows), "rows")
-sys.exit(1 if any(r["status"] == "FAIL" for r in rows) else 0)
-'''
-        env_check = f'''#!/usr/bin/env python3
-import shutil, sys
-shutil.copy({FIXTURE_ENV!r}, sys.argv[sys.argv.index("--json") + 1])
-'''
-        for chapter, text in (("00_env_check", env_check), ("01_cpu_matmul", program),
-                              ("03_shared_tiling", program), ("07_cublas_baseline", program)):
-            os.makedirs(os.path.join(work, chapter))
-            path = os.path.join(work, chapter, chapter)
-            with open(path, "w") as f:
-                f.write(text)
-            os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+        with open(FIXTURE_ENV, encoding="utf-8") as f:
+            env_text = f.read()
+        work, _ = self.fake_tree({c: None for c in ("00_env_check", "01_cpu_matmul", "03_shared_tiling",
+                                                    "07_cublas_baseline")}, env_text)
         os.makedirs(os.path.join(work, "05_float4_vectorized"))  # a chapter that is not built
         r = run(["bash", "tools/bench.sh"], cwd=work)
         out = r.stdout
