@@ -27,6 +27,7 @@
 # that cannot be written (found before anything runs), 3 no usable GPU.
 set -u
 cd "$(dirname "$0")/.."
+. tools/gpu_needs.sh
 
 dry_run=0
 case "${1:-}" in
@@ -66,10 +67,6 @@ declare -A OPTIONS=(
 # uncoalesced kernel is the slowest of all; 03 has a bank-conflict demonstration; 07's slowest is
 # cuBLAS in pedantic FP32).
 declare -A SLOWEST=([02]=0.004 [03]=0.02 [04]=0.03 [05]=0.03 [06]=0.03 [07]=0.2 [08]=0.03 [09]=0.5)
-# Chapters whose code runs on one compute capability only, and the GPUs that have it. Their
-# programs exit 3 on any other GPU, which for the other chapters means "no usable GPU".
-declare -A NEEDS_CC=([09]=9.0)
-declare -A NEEDS_GPUS=([09]="H100, H200, GH200")
 WATCHDOG_LIMIT_S=1
 LIMIT_S=5
 
@@ -117,12 +114,7 @@ fi
 case "$peak" in ''|null) peak="" ;; esac
 # The compute capability of GPU 0 (the one the programs use): 00_env_check's, else nvidia-smi's
 # (not for --dry-run, which plans for BENCH_ENV's GPU); "" when unknown.
-cc=""
-[ -f "$env_json" ] && cc=$(json_value cc "$env_json" | tr -d '" ')
-if [ -z "$cc" ] && [ "$dry_run" -eq 0 ] && command -v nvidia-smi >/dev/null 2>&1; then
-  cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' \r')
-fi
-case "$cc" in [0-9]*.[0-9]*) ;; *) cc="" ;; esac
+cc=$(wb_gpu_cc "$env_json" $((1 - dry_run)))
 
 # Estimated seconds of the slowest launch of chapter $1 on shape $2 ("" when unknown).
 estimate_s() {
@@ -148,9 +140,9 @@ for nn in 01 02 03 04 05 06 07 08 09; do
     echo "bench: $dir is not built (make $nn), skipped"
     continue
   fi
-  need=${NEEDS_CC[$nn]:-}
+  need=$(wb_needs_cc "$nn")
   if [ -n "$need" ] && [ -n "$cc" ] && [ "$cc" != "$need" ]; then
-    echo "bench: $dir left out: it runs only on compute capability $need (${NEEDS_GPUS[$nn]}), this GPU is $cc"
+    echo "bench: $dir left out: it runs only on compute capability $need ($(wb_needs_gpus "$nn")), this GPU is $cc"
     continue
   fi
   for shape in ${SHAPES[$nn]}; do
@@ -197,7 +189,7 @@ for ((i = 0; i < total; i++)); do
   left=$((total - i - 1))
   if [ -n "${WRONG_GPU[$c]:-}" ]; then
     printf 'bench: [%*d/%d] %-22s %-16s skipped: needs compute capability %s\n' ${#total} $((i + 1)) "$total" "$c" \
-      "$shape" "${NEEDS_CC[${c%%_*}]}"
+      "$shape" "$(wb_needs_cc "$c")"
     continue
   fi
   printf 'bench: [%*d/%d] %-22s %-16s (%d left, %d s so far) ... ' ${#total} $((i + 1)) "$total" "$c" "$shape" \
@@ -210,10 +202,10 @@ for ((i = 0; i < total; i++)); do
   { echo "== ./$c/$c --size $shape ${OPTIONS[${c%%_*}]:-} --csv $csv"
     ./"$c"/"$c" --size "$shape" ${OPTIONS[${c%%_*}]:-} --csv "$csv" 2>&1; echo "== exit status $?"; } >>"$log"
   rc=$(tail -1 "$log" | awk '{ print $NF }')
-  need=${NEEDS_CC[${c%%_*}]:-}
+  need=$(wb_needs_cc "$c")
   if [ "$rc" -eq 3 ] && [ -n "$need" ]; then
     # Only when the compute capability was unknown: the program found a GPU it cannot run on.
-    echo "not run: it runs only on compute capability $need (${NEEDS_GPUS[${c%%_*}]}); see $log"
+    echo "not run: it runs only on compute capability $need ($(wb_needs_gpus "$c")); see $log"
     WRONG_GPU[$c]=1
     continue
   fi

@@ -23,6 +23,7 @@
 # that cannot be written, found before anything runs), 3 no usable GPU.
 set -u
 cd "$(dirname "$0")/.."
+. tools/gpu_needs.sh
 
 usage() { echo "usage: bash tools/grade.sh [--rubric FILE] [--manifest FILE] [--seed S]   (GRADE_DIR=folder, STUDENT_ID=id)" >&2; exit 2; }
 rubric=${GRADE_RUBRIC:-report_template/rubric.json}
@@ -102,14 +103,9 @@ if built 00_env_check; then
     no_gpu "$(grep -m1 -i error "$G/env.log" || echo "00_env_check exit status 3")"
   fi
 fi
-# The compute capability of GPU 0, the one the programs use ("" when unknown), and the chapters
-# whose code runs on one capability only (sm_90a code runs on 9.0 and on no other GPU).
-cc=$(grep -o '"cc": *"[^"]*"' "$G/env.json" 2>/dev/null | head -1 | sed 's/.*: *"//; s/"$//')
-if [ -z "$cc" ]; then
-  cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' \r')
-fi
-case "$cc" in [0-9]*.[0-9]*) ;; *) cc="" ;; esac
-needs_cc() { case "$1" in 09_*) echo 9.0 ;; esac; }
+# The compute capability of GPU 0, the one the programs use ("" when unknown); the chapters that
+# need one capability are named in tools/gpu_needs.sh.
+cc=$(wb_gpu_cc "$G/env.json")
 not_gradable() {  # chapter, capability it needs, what we know of this GPU
   rec gradable "$1" no "$2"
   echo "grade: $1: not gradable on this GPU (needs compute capability $2; $3): no sanitizer, sweep or benchmark"
@@ -138,7 +134,7 @@ san=$(command -v compute-sanitizer 2>/dev/null || true)
 [ -z "$san" ] && echo "grade: compute-sanitizer not found: sanitizer marked skipped (no points)"
 for c in $CHAPTERS; do
   case "$c" in 00_*|01_*) continue ;; esac
-  need=$(needs_cc "$c")
+  need=$(wb_needs_cc "$c")
   if [ -n "$need" ] && [ -n "$cc" ] && [ "$cc" != "$need" ]; then
     not_gradable "$c" "$need" "this GPU is $cc"
     continue

@@ -620,7 +620,7 @@ class GradeScript(unittest.TestCase):
         unless FAKE_CC is 9.0, as the real one does on any other GPU. Returns (tree, calls file)."""
         work = os.path.join(self.tmp, "wb")
         shutil.rmtree(work, ignore_errors=True)
-        for rel in ("tools/grade.sh", "tools/grade.py", "tools/wb_shapes.py", "report_template/rubric.json"):
+        for rel in ("tools/grade.sh", "tools/grade.py", "tools/wb_shapes.py", "tools/gpu_needs.sh", "report_template/rubric.json"):
             os.makedirs(os.path.dirname(os.path.join(work, rel)), exist_ok=True)
             shutil.copy(os.path.join(ROOT, rel), os.path.join(work, rel))
         with open(os.path.join(work, "Makefile"), "w") as f:

@@ -538,7 +538,7 @@ class BenchTools(unittest.TestCase):
         00_env_check writes env_text as env.json. Every call is logged in calls.txt."""
         work = os.path.join(self.tmp, "wb")
         os.makedirs(os.path.join(work, "tools"))
-        for name in ("bench.sh", "bench_summary.py", "wb_shapes.py"):
+        for name in ("bench.sh", "bench_summary.py", "wb_shapes.py", "gpu_needs.sh"):
             shutil.copy(os.path.join(TOOLS, name), os.path.join(work, "tools", name))
         header = ",".join(fixture_rows()[0].keys())
         calls = os.path.join(self.tmp, "calls.txt")

@@ -1,0 +1,18 @@
+# gpu_needs.sh - sourced by bench.sh and grade.sh: the chapters whose code runs on one compute
+# capability only (09: sm_90a code runs on 9.0 and on no other GPU; on another GPU its program exits
+# 3, which for every other chapter means "no usable GPU"), and the capability of the GPU the
+# programs use.
+#   wb_needs_cc CHAPTER        the capability CHAPTER (NN or NN_name) needs; nothing for any GPU
+#   wb_needs_gpus CHAPTER      the GPUs that have it, in words
+#   wb_gpu_cc ENV_JSON [SMI]   GPU 0's capability: the "cc" of ENV_JSON (00_env_check --json),
+#                              else nvidia-smi's (unless SMI is 0); nothing when unknown
+wb_needs_cc() { case "$1" in 09|09_*) echo 9.0 ;; esac; }
+wb_needs_gpus() { case "$1" in 09|09_*) echo "H100, H200, GH200" ;; esac; }
+wb_gpu_cc() {
+  local cc=""
+  [ -f "$1" ] && cc=$(grep -o '"cc": *"[^"]*"' "$1" | head -1 | sed 's/.*: *"//; s/"$//')
+  if [ -z "$cc" ] && [ "${2:-1}" != 0 ] && command -v nvidia-smi >/dev/null 2>&1; then
+    cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' \r')
+  fi
+  case "$cc" in [0-9]*.[0-9]*) echo "$cc" ;; esac
+}
