@@ -527,7 +527,7 @@ HOPPER_CHAPTER = "09_hopper_wgmma"
 # follows the named ones, in the order it was measured, without a step number.
 HOPPER_STEPS = {"wgmma_64x128": 1, "wgmma_128x256": 2, "warp_specialized": 3, "persistent": 4,
                 "cluster_multicast": 5, "tf32_persistent": 6}
-HOPPER_BASELINES = {"fp16": "cublas_hgemm", "bf16": "cublas_bgemm", "tf32": "cublas_tf32"}
+HOPPER_BASELINES = {dtype: name for name, dtype in bs.GPU_BASELINES.items()}  # precision -> its cuBLAS row
 
 
 def hopper_table(res, t):
