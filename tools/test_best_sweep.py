@@ -133,7 +133,7 @@ class LabMirrorsTest(unittest.TestCase):
         # kernels.cuh names the ladder's configurations by their ladder names, the others by their own
         lab_name = {"wmma_128x128_4warps": "h_128x128_w64x64_s3", "wmma_64x64": "h_64x64_w32x32_s3",
                     "mma_64x64": "m_64x64_w32x32_s3"}
-        self.assertEqual(len(in_file), 6, in_file)
+        self.assertEqual(len(in_file), 8, in_file)
         for name, rates in in_file.items():
             self.assertEqual(printed[lab_name.get(name, name)], rates, name)
 

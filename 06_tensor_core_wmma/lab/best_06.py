@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
-"""best_06.py - the rates behind chapter 06's wave-aware `best`, and an offline check of the rule.
+"""best_06.py - the rates behind chapter 06's `best`, and an offline replay of its rule.
 
-`best` (kernels.cuh, section 12) runs, for each shape, the candidate with the smallest
+`best` (kernels.cuh, section 12) models, for each shape, each candidate's time as
 
     time ~ ceil(tiles / SMs) * BM * BN * K / rate          (wb::busiest_sm_time, common/gemm_tiles.cuh)
 
 where `rate` is the candidate's measured throughput per SM at full load, one number for the 16-byte
-path (A's and B's rows start on 16-byte boundaries: cp.async) and one for the element-wise path.
+path (A's and B's rows start on 16-byte boundaries: cp.async) and one for the element-wise path. It
+keeps the candidates modelled within a margin (kShortlistMargin, 1.15) of the smallest time and, when
+more than one is left, times them on the first call with that shape and runs the fastest.
+
 This script reads sweeps of random shapes (CSV rows: variant, dtype, M, N, K, ms_median), computes
 each candidate's rate as the median over the shapes of its path of
 
     work per SM / time = ceil(tiles / SMs) * BM * BN * K / ms          (G multiply-adds / s / SM)
 
-and then replays the rule on every shape of every sweep: how much slower `best` would be than the
-fastest ladder row of the same precision (median, worst, and shapes more than 3% slower).
+and then replays the rule on every shape of every sweep, twice: the model alone (its first choice)
+and the shortlist decided by the sweep's own times (what the first call's measurement finds, if it
+agrees with the sweep). For each it prints how much slower `best` would be than the fastest ladder
+row of the same precision (median, worst, and shapes more than 3% slower), and the shortlist sizes.
 
     python3 lab/best_06.py                      the sweeps in lab/calib (H200, one run each, the ladder
                                                 and the configurations) and the ladder sweep of
@@ -22,13 +27,16 @@ fastest ladder row of the same precision (median, worst, and shapes more than 3%
                                                 (after_seed515, after_seed4242_rounds) judge the rule;
                                                 give them with --add to see it replayed on them
     python3 lab/best_06.py --add A.csv ...      those and more sweeps (e.g. a fresh best_sweep run)
+    python3 lab/best_06.py --margin 1.05        another shortlist margin
     python3 lab/best_06.py --sms 132 A.csv ...  other sweeps only; the CSVs of `tools/best_sweep.py run`
                                                 (DIR/06_tensor_core_wmma.rR.csv) form one sweep per
                                                 folder, a variant timed in several rounds counting
                                                 with its median
 
 Candidate names are the variant names of the sweeps (lab/tune_06 prints the configurations).
-The rates it prints are the ones to copy into kernels.cuh.
+The rates it prints are the ones to copy into kernels.cuh. A shape where the shortlist holds no
+candidate the sweep timed (the sweeps of tools/best_sweep.py time the ladder rows only) is left out
+of the shortlist replay.
 """
 import argparse
 import csv
@@ -52,6 +60,8 @@ CANDIDATES = {
     "fp16": [("Wmma128x128_4warps_3stage", "h_128x128_w64x64_s3", 128, 128),
              ("Wmma128x256_3stage (step 6)", "wmma_128x256_swizzle", 128, 256),
              ("Wmma128x128_padded (step 3)", "wmma_smem_skewed", 128, 128),
+             ("Wmma128x128_3stage (step 4)", "wmma_cp_async", 128, 128),
+             ("Wmma128x128_3stage (step 5)", "wmma_smem_epilogue", 128, 128),
              ("Wmma64x64_3stage", "h_64x64_w32x32_s3", 64, 64)],
     "tf32": [("Mma128x128_k32_2stage (step 7)", "tf32_mma_sync", 128, 128),
              ("Mma64x64_k32_3stage", "m_64x64_w32x32_s3", 64, 64)],
@@ -60,6 +70,7 @@ CANDIDATES = {
 SAME_KERNEL = [("tf32_mma_sync", "m_128x128_w64x64_k32_s2"), ("wmma_128x256_swizzle", "h_128x256_w64x64_s3"),
                ("wmma_smem_epilogue", "h_128x128_w64x32_s3")]
 SLOWER = 1.03
+MARGIN = 1.15  # kShortlistMargin of kernels.cuh
 
 
 def vec16(prec, n, k):
@@ -111,18 +122,45 @@ def rates(times, prec, sms):
     return out
 
 
-def choose(prec, shape, rate, sms):
-    """The rule of kernels.cuh: the smallest modelled time; the first candidate wins a tie."""
+def modelled(prec, shape, rate, sms):
+    """[(modelled time, candidate variant)] in the model's order; a tie keeps the table's order."""
     path = 0 if vec16(prec, shape[1], shape[2]) else 1
-    best, best_t = None, None
-    for _, variant, bm, bn in CANDIDATES[prec]:
-        r = rate[variant][path]
-        if r <= 0:
+    out = [(work_per_sm(shape, bm, bn, sms) / rate[variant][path], i, variant)
+           for i, (_, variant, bm, bn) in enumerate(CANDIDATES[prec]) if rate[variant][path] > 0]
+    return [(t, v) for t, _, v in sorted(out)]
+
+
+def choose(prec, shape, rate, sms):
+    """The model's first choice (choose_best of kernels.cuh)."""
+    return modelled(prec, shape, rate, sms)[0][1]
+
+
+def shortlist(prec, shape, rate, sms, margin):
+    """The candidates modelled within `margin` of the first (shortlist of kernels.cuh)."""
+    m = modelled(prec, shape, rate, sms)
+    return [v for t, v in m if t <= m[0][0] * margin]
+
+
+def replay(times, sweep, prec, rate, sms, margin):
+    """Per shape of the sweep: (best / fastest ladder row, shape, pick, shortlist size), for the
+    model alone (margin None) or the shortlist decided by the sweep's times."""
+    out = []
+    for (sw, shape), t in sorted(times.items()):
+        if sw != sweep or min(shape) < 256:
             continue
-        t = work_per_sm(shape, bm, bn, sms) / r
-        if best_t is None or t < best_t:
-            best, best_t = variant, t
-    return best
+        ladder = [t[v] for v in LADDER[prec] if v in t]
+        if not ladder:
+            continue
+        if margin is None:
+            picks = [choose(prec, shape, rate, sms)]
+        else:
+            picks = [v for v in shortlist(prec, shape, rate, sms, margin) if v in t]
+        picks = [v for v in picks if v in t]
+        if not picks:
+            continue
+        pick = min(picks, key=lambda v: t[v])
+        out.append((t[pick] / min(ladder), shape, pick, len(picks)))
+    return out
 
 
 def main(argv):
@@ -130,6 +168,7 @@ def main(argv):
     ap.add_argument("csv", nargs="*", help="sweep CSVs (default: lab/calib/*.csv)")
     ap.add_argument("--add", nargs="+", default=[], help="sweep CSVs to add to the default ones")
     ap.add_argument("--sms", type=int, default=132, help="SMs of the GPU the sweeps ran on (H200: 132)")
+    ap.add_argument("--margin", type=float, default=MARGIN, help=f"shortlist margin (default {MARGIN})")
     a = ap.parse_args(argv)
     default = (sorted(glob.glob(os.path.join(HERE, "calib", "*.csv"))) +
                sorted(glob.glob(os.path.join(HERE, "..", "..", "results", "h200", "sweeps", "after_seed4242",
@@ -146,27 +185,23 @@ def main(argv):
         for name, variant, bm, bn in CANDIDATES[prec]:
             print(f"  {name:32s} {bm:3d}x{bn:<3d} {rate[variant][0]:6d} {rate[variant][1]:6d}   ({variant})")
         for sweep in sorted({s for s, _ in times}):
-            ratios, picks, worst = [], {}, []
-            for (sw, shape), t in sorted(times.items()):
-                if sw != sweep or min(shape) < 256:
+            for margin in (None, a.margin):
+                rows = replay(times, sweep, prec, rate, a.sms, margin)
+                if not rows:
                     continue
-                ladder = [t[v] for v in LADDER[prec] if v in t]
-                pick = choose(prec, shape, rate, a.sms)
-                if not ladder or pick not in t:
-                    continue
-                ratio = t[pick] / min(ladder)
-                ratios.append(ratio)
-                picks[pick] = picks.get(pick, 0) + 1
-                if ratio > SLOWER:
-                    worst.append((ratio, shape, pick))
-            if not ratios:
-                continue
-            print(f"  sweep {sweep}: {len(ratios)} shapes; best / fastest ladder row: median "
-                  f"{statistics.median(ratios):.3f}, min {min(ratios):.3f}, max {max(ratios):.3f}; "
-                  f"more than {100 * (SLOWER - 1):.0f}% slower on {len(worst)}")
-            print("    picks: " + ", ".join(f"{v} {n}" for v, n in sorted(picks.items())))
-            for ratio, shape, pick in sorted(worst, reverse=True):
-                print(f"    {ratio:.3f}  {shape[0]}x{shape[1]}x{shape[2]}  {pick}")
+                ratios = [r for r, _, _, _ in rows]
+                worst = [(r, shape, pick) for r, shape, pick, _ in rows if r > SLOWER]
+                picks = {}
+                for _, _, pick, _ in rows:
+                    picks[pick] = picks.get(pick, 0) + 1
+                how = ("model alone" if margin is None else
+                       f"shortlist {margin:.2f}, {statistics.mean(n for *_, n in rows):.1f} timed per shape")
+                print(f"  sweep {sweep}, {how}: {len(ratios)} shapes; best / fastest ladder row: median "
+                      f"{statistics.median(ratios):.3f}, min {min(ratios):.3f}, max {max(ratios):.3f}; "
+                      f"more than {100 * (SLOWER - 1):.0f}% slower on {len(worst)}")
+                print("    picks: " + ", ".join(f"{v} {n}" for v, n in sorted(picks.items())))
+                for ratio, shape, pick in sorted(worst, reverse=True):
+                    print(f"    {ratio:.3f}  {shape[0]}x{shape[1]}x{shape[2]}  {pick}")
     print("noise of one run: the same kernel under two names, time ratio over all shapes")
     for x, y in SAME_KERNEL:
         r = [t[x] / t[y] for t in times.values() if x in t and y in t]
