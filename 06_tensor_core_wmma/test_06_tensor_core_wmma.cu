@@ -166,7 +166,7 @@ TEST_CASE("06: every FP16 variant and candidate is right on the spec's shapes", 
 
 TEST_CASE("06: every TF32 variant and candidate is right on the spec's shapes", "[gpu][06]") {
     WB_REQUIRE_GPU();
-    if (device_cc() < 80) WB_SKIP_NOW("TF32 tensor cores need sm_80");
+    if (device_cc() < 80) WB_SKIP_CASE("TF32 tensor cores need sm_80");
     wb::test::check_variants(every_tf32());
 }
 
@@ -254,7 +254,7 @@ TEST_CASE("06: best times its shortlist once per shape, never into C, and not wh
 
 TEST_CASE("06: step 7 follows the documented mma.sync layout, and a misread layout fails", "[gpu][06]") {
     WB_REQUIRE_GPU();
-    if (device_cc() < 80) WB_SKIP_NOW("TF32 mma.sync needs sm_80");
+    if (device_cc() < 80) WB_SKIP_CASE("TF32 mma.sync needs sm_80");
     CHECK(one_mma_tile_errors<0>() == 0);
     CHECK(one_mma_tile_errors<1>() > 0);
     CHECK(one_mma_tile_errors<2>() > 0);
@@ -269,7 +269,7 @@ TEST_CASE("06: step 7 follows the documented mma.sync layout, and a misread layo
 
 TEST_CASE("06: the GPU rounds to TF32 exactly like the reference", "[gpu][06]") {
     WB_REQUIRE_GPU();
-    if (device_cc() < 80) WB_SKIP_NOW("TF32 rounding instructions need sm_80");
+    if (device_cc() < 80) WB_SKIP_CASE("TF32 rounding instructions need sm_80");
     const float inf = std::numeric_limits<float>::infinity();
     std::vector<float> in = {0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
                              std::numeric_limits<float>::max(), std::numeric_limits<float>::denorm_min(),

@@ -286,8 +286,7 @@ TEST_CASE("07: the wrong call writes C^T, exactly", "[gpu][07]") {
 TEST_CASE("07: TF32 changes the result of the same cublasSgemm call", "[gpu][07]") {
     WB_REQUIRE_GPU();
     if (!has_tf32()) {
-        wb::test::mark_skipped();
-        WB_SKIP_NOW("TF32 needs sm_80 or later");
+        WB_SKIP_CASE("TF32 needs sm_80 or later");
     }
     // Against the FP32 reference (inputs NOT rounded), FP32 arithmetic is accurate to ~1e-7;
     // TF32 keeps 10 of the 23 mantissa bits of each input, so its products are off by ~1e-4.
@@ -375,8 +374,7 @@ TEST_CASE("07: every CUTLASS row is right on every shape of the spec (NaN in C w
     WB_REQUIRE_GPU();
     const CutlassRows rows = cutlass_rows();
     if (rows.sgemm.empty() && rows.hgemm.empty() && rows.bgemm.empty()) {
-        wb::test::mark_skipped();
-        WB_SKIP_NOW(rows.not_built);
+        WB_SKIP_CASE(rows.not_built);
     }
     // The spec's list has beta = 0 cases (C poisoned with NaN: reading it fails), shapes whose K
     // or N is no multiple of 8 (the padded path) and multiples (the direct path).
@@ -456,8 +454,7 @@ TEST_CASE("07: CUTLASS rows on misaligned pointers give the aligned result", "[g
     for (const auto& v : rows.bgemm)
         if (cc >= v.min_cc) check_offsets<__nv_bfloat16>(v.name, v.run), ++ran;
     if (ran == 0) {
-        wb::test::mark_skipped();
-        WB_SKIP_NOW("no CUTLASS row built for this GPU");
+        WB_SKIP_CASE("no CUTLASS row built for this GPU");
     }
 }
 

@@ -21,8 +21,7 @@ bool hopper_present() { return wb::query_device(0).cc_number() == 90; }
     do {                                                                    \
         WB_REQUIRE_GPU();                                                   \
         if (!hopper_present()) {                                            \
-            ::wb::test::mark_skipped();                                     \
-            WB_SKIP_NOW("not a Hopper GPU (sm_90): chapter 09 test skipped"); \
+            WB_SKIP_CASE("not a Hopper GPU (sm_90): chapter 09 test skipped"); \
         }                                                                   \
     } while (0)
 

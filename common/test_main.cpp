@@ -1,9 +1,10 @@
 // test_main.cpp - the main of every test binary, for Catch2 v2 and v3.
 //
 // Besides running Catch2 it counts test cases as passed, failed or skipped (GPU tests on a
-// machine without a GPU) and prints one line per binary; `make test` adds these up into its
-// closing line "N passed, N failed, N skipped". With WB_TEST_SUMMARY=FILE the counts are also
-// appended to FILE.
+// machine without a GPU; a few others, e.g. on a GPU too old for them) and prints one line per
+// binary; `make test` adds these up into its closing line "N passed, N failed, N skipped". With
+// WB_TEST_SUMMARY=FILE the counts are also appended to FILE as "NAME P F S G", G being the skipped
+// test cases that lacked a GPU.
 #if defined(__has_include)
 #if __has_include(<catch2/catch_test_macros.hpp>) && !defined(WB_CATCH2_V2)
 #define WB_CATCH2_V3 1
@@ -31,13 +32,14 @@ namespace test {
 
 namespace {
 struct Counts {
-    int passed = 0, failed = 0, skipped = 0;
-    bool current_skipped = false;
+    int passed = 0, failed = 0, skipped = 0, skipped_no_gpu = 0;
+    bool current_skipped = false, current_no_gpu = false;
 } g_counts;
 std::string g_binary = "tests";
 }  // namespace
 
 void mark_skipped() { g_counts.current_skipped = true; }
+void mark_skipped_no_gpu() { g_counts.current_skipped = g_counts.current_no_gpu = true; }
 
 bool gpu_required() {
     const char* v = std::getenv("REQUIRE_GPU");
@@ -52,14 +54,14 @@ public:
     using WbListenerBase::WbListenerBase;
     void testCaseStarting(Catch::TestCaseInfo const& info) override {
         WbListenerBase::testCaseStarting(info);
-        wb::test::g_counts.current_skipped = false;
+        wb::test::g_counts.current_skipped = wb::test::g_counts.current_no_gpu = false;
     }
     void testCaseEnded(Catch::TestCaseStats const& stats) override {
         auto& c = wb::test::g_counts;
         if (stats.totals.assertions.failed > 0)
             ++c.failed;
         else if (c.current_skipped)
-            ++c.skipped;
+            ++c.skipped, c.skipped_no_gpu += c.current_no_gpu;
         else
             ++c.passed;
         WbListenerBase::testCaseEnded(stats);
@@ -76,7 +78,8 @@ int main(int argc, char** argv) {
                 c.passed, c.failed, c.skipped);
     if (const char* path = std::getenv("WB_TEST_SUMMARY")) {
         if (FILE* f = std::fopen(path, "a")) {
-            std::fprintf(f, "%s %d %d %d\n", wb::test::g_binary.c_str(), c.passed, c.failed, c.skipped);
+            std::fprintf(f, "%s %d %d %d %d\n", wb::test::g_binary.c_str(), c.passed, c.failed, c.skipped,
+                         c.skipped_no_gpu);
             std::fclose(f);
         }
     }

@@ -19,7 +19,10 @@
 namespace wb {
 namespace test {
 
-void mark_skipped();  // the running test case counts as skipped (test_main.cpp)
+// The running test case counts as skipped (test_main.cpp): for lack of a usable GPU, or for another
+// reason (a GPU too old for it, an optional library not built), which the summary keeps apart.
+void mark_skipped();
+void mark_skipped_no_gpu();
 bool gpu_required();  // REQUIRE_GPU=1 is set: a missing GPU is a failure
 
 // One GEMM to verify and why it is on the list.
@@ -103,7 +106,15 @@ void check_variants(const std::vector<Gemm16Variant<T>>& variants,
     do {                                                                               \
         if (!::wb::cuda_device_available()) {                                          \
             if (::wb::test::gpu_required()) FAIL("REQUIRE_GPU=1 but no CUDA device is usable"); \
-            ::wb::test::mark_skipped();                                                \
+            ::wb::test::mark_skipped_no_gpu();                                         \
             WB_SKIP_NOW("no CUDA device: GPU test skipped");                           \
         }                                                                              \
+    } while (0)
+
+// Skips the running test case for a reason other than a missing GPU, and counts it as skipped
+// (a bare WB_SKIP_NOW would count it as passed).
+#define WB_SKIP_CASE(msg)              \
+    do {                               \
+        ::wb::test::mark_skipped();    \
+        WB_SKIP_NOW(msg);              \
     } while (0)

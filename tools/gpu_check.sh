@@ -37,6 +37,11 @@ step() {  # step NAME LIMIT COMMAND...
   pack
 }
 
+# The chapters `profile` covers: 02 to 06, and 09 on the one capability it runs on.
+. tools/gpu_needs.sh
+profiled="02 03 04 05 06"
+[ "$(wb_gpu_cc "" 2>/dev/null)" = "$(wb_needs_cc 09)" ] && profiled="$profiled 09"
+
 for s in "${steps[@]}"; do
   case $s in
     build)    step build 240 "make -k -j\$(nproc) all" ;;
@@ -48,7 +53,7 @@ for s in "${steps[@]}"; do
     costs07)  step costs07 60 "./07_cublas_baseline/07_cublas_baseline --costs-only" ;;
     probe)    step probe 120 "./00_env_check/00_env_check --json $log/env.json; for c in 03_shared_tiling 04_register_unroll; do ./\$c/\$c --sizes 4096,1000x1013x4097 --csv $log/probe.csv; done" ;;
     bench)    step bench 420 "BENCH_OUT=results/h200 bash tools/bench.sh" ;;
-    profile)  step profile 200 "for n in 02 03 04 05 06; do echo \"== profile-\$n\"; make --no-print-directory profile-\$n PROFILE_ARGS='--size 2048 --warmup 1 --reps 1 --no-check'; done" ;;
+    profile)  step profile 200 "for n in $profiled; do echo \"== profile-\$n\"; make --no-print-directory profile-\$n PROFILE_ARGS='--size 2048 --warmup 1 --reps 1 --no-check'; done" ;;
     *) echo "gpu_check: unknown step '$s'"; exit 2 ;;
   esac
 done

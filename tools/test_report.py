@@ -249,6 +249,18 @@ class ReportFixture(unittest.TestCase):
         tc = self.en[self.en.index("### 4.7"):self.en.index("#### What the precision costs")]
         self.assertNotIn("09_hopper_wgmma", tc)
 
+    def test_end_to_end_section_names_the_faster_processor_per_shape(self):
+        # the fixture's chapter 08 rows: the CPU wins at 256 (copies dominate), the GPU at 4096
+        section = self.en[self.en.index("Chapter 08, end to end"):self.en.index("wb:end END_TO_END_TABLE")]
+        self.assertIn("| 256x256x256 | `e2e_cpu_openblas_16t` | 0.050 | 671.1 | 12.9 | PASS | CPU |", section)
+        self.assertIn("| 4096x4096x4096 | `e2e_gpu_cublas_pinned` | 6.500 | 21144.5 | 41.5 | PASS | GPU |", section)
+        rows08 = [r for r in self.rows if r["chapter"] == "08_end_to_end"]
+        self.assertEqual(len(rows08), 6)
+        for r in rows08:
+            self.assertIn(f'`{r["variant"]}` | {float(r["ms_median"]):.3f} |', section)
+        zh = self.zh[self.zh.index("第 08 章，端到端"):self.zh.index("wb:end END_TO_END_TABLE")]
+        self.assertIn("| 256x256x256 | `e2e_cpu_openblas_16t` | 0.050 | 671.1 | 12.9 | PASS | CPU |", zh)
+
     def test_bf16_rows_are_summarised_like_fp16(self):
         # The ladder: chapter 09's BF16 best is persistent (the faster cluster_multicast failed its check).
         self.assertIn("| 09_hopper_wgmma | bf16 | `persistent` | 734400.0 | 102.0 | 76.5 | 1.60e-07 |", self.en)

@@ -493,7 +493,8 @@ class SkippedMeansUntested(unittest.TestCase):
         return r, r.stdout.rstrip("\n").splitlines()
 
     def test_gpu_skips_are_called_untested(self):
-        r, lines = self.summary(self.fake("test_02_naive_kernel", "3 0 4"), self.fake("test_tool.py", "5 0 1"))
+        # a C++ binary reports "P F S G": G of its S skips lacked a GPU; a tool's "P F S" has none
+        r, lines = self.summary(self.fake("test_02_naive_kernel", "3 0 4 4"), self.fake("test_tool.py", "5 0 1"))
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertEqual(lines[-1], "tests: 8 passed, 0 failed, 5 skipped")
         warning = [ln for ln in lines if "SKIPPED" in ln]
@@ -501,7 +502,14 @@ class SkippedMeansUntested(unittest.TestCase):
         self.assertIn("4 GPU test case(s)", warning[0])
         self.assertIn("NOT tested", warning[0])
         self.assertIn("REQUIRE_GPU=1 make test", warning[0])
-        self.assertIn("1 tool test case(s) were skipped", r.stdout)
+        self.assertIn("1 test case(s) were skipped for another reason", r.stdout)
+
+    def test_other_skips_on_a_gpu_are_not_blamed_on_a_missing_gpu(self):
+        # on a GPU machine without CUTLASS: 2 of chapter 07's cases skipped, none for lack of a GPU
+        r, lines = self.summary(self.fake("test_07_cublas_baseline", "15 0 2 0"))
+        self.assertEqual(lines[-1], "tests: 15 passed, 0 failed, 2 skipped")
+        self.assertNotIn("SKIPPED", r.stdout)
+        self.assertIn("2 test case(s) were skipped for another reason", r.stdout)
 
     def test_no_warning_when_nothing_was_skipped(self):
         r, lines = self.summary(self.fake("test_02_naive_kernel", "7 0 0"), self.fake("test_tool.py", "5 0 0"))

@@ -82,7 +82,7 @@ TEST_CASE("06 lab: every configuration is right on the spec's shapes and the WMM
     WB_REQUIRE_GPU();
     wb::test::check_variants(wb::table(lab06::kHgemmConfigs));
     wb::test::check_variants(wb::table(lab06::kHgemmConfigs), wmma_cases());
-    if (device_cc() < 80) WB_SKIP_NOW("TF32 tensor cores need sm_80");
+    if (device_cc() < 80) WB_SKIP_CASE("TF32 tensor cores need sm_80");
     wb::test::check_variants(wb::table(lab06::kTf32Configs));
     wb::test::check_variants(wb::table(lab06::kTf32Configs), wmma_cases());
 }
