@@ -395,6 +395,19 @@ class ReportEdgeCases(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
+    def fill_without_plots(self, csv_path=FIXTURE_CSV, env_path=FIXTURE_ENV, **extra):
+        """`make report` without matplotlib; asserts it succeeded and returns (report.md, report.zh-CN.md)."""
+        out = os.path.join(self.tmp, "report")
+        r = run(["bash", "tools/report.sh"], dict({
+            "REPORT_CSV": csv_path, "REPORT_ENV": env_path, "REPORT_OUT": out,
+            "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))}, **extra))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        texts = []
+        for name in ("report.md", "report.zh-CN.md"):
+            with open(os.path.join(out, name), encoding="utf-8") as f:
+                texts.append(f.read())
+        return texts
+
     def test_plots_are_drawn_with_matplotlib(self):
         if not matplotlib_available():
             self.skipTest("matplotlib is not installed for python3")
@@ -419,13 +432,7 @@ class ReportEdgeCases(unittest.TestCase):
         self.assertIn("make bench", r.stderr)
 
     def test_without_device_facts_the_tables_still_fill(self):
-        out = os.path.join(self.tmp, "report")
-        r = run(["bash", "tools/report.sh"], {
-            "REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": os.path.join(self.tmp, "none.json"), "REPORT_OUT": out,
-            "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))})
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
-            text = f.read()
+        text, _ = self.fill_without_plots(env_path=os.path.join(self.tmp, "none.json"))
         self.assertIn("Device facts not found", text)
         self.assertIn("| GPU | Fixture GPU (invented numbers) |", text)
         # The FP32 peak comes back from the CSV's own % of peak column: 60000 GFLOP/s.
@@ -435,13 +442,7 @@ class ReportEdgeCases(unittest.TestCase):
         self.assertNotIn("{{", text)
 
     def test_another_ladder_shape(self):
-        out = os.path.join(self.tmp, "report")
-        r = run(["bash", "tools/report.sh"], {
-            "REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": out, "REPORT_SHAPE": "1024",
-            "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))})
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
-            text = f.read()
+        text, _ = self.fill_without_plots(REPORT_SHAPE="1024")
         self.assertIn("Best variant of each chapter at 1024x1024x1024.", text)
         self.assertIn("| 01_cpu_matmul | fp32 | `blocked_omp_8t` | 950.0 |", text)
         # Chapter 09 ran at other shapes only: the section says where.
@@ -454,17 +455,10 @@ class ReportEdgeCases(unittest.TestCase):
             kept = [line for line in f if not line.startswith("09_hopper_wgmma,")]
         with open(path, "w", encoding="utf-8") as f:
             f.writelines(kept)
-        out = os.path.join(self.tmp, "report")
-        r = run(["bash", "tools/report.sh"], {
-            "REPORT_CSV": path, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": out,
-            "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))})
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
-            text = f.read()
+        text, zh = self.fill_without_plots(csv_path=path)
         self.assertIn("Chapter 09 is not in these results. It runs only on compute capability 9.0", text)
         self.assertNotIn("{{", text)
-        with open(os.path.join(out, "report.zh-CN.md"), encoding="utf-8") as f:
-            self.assertIn("结果中没有第 09 章。它只在计算能力 9.0 的 GPU", f.read())
+        self.assertIn("结果中没有第 09 章。它只在计算能力 9.0 的 GPU", zh)
 
 
 class BenchTools(unittest.TestCase):
