@@ -36,6 +36,7 @@ ROOT = os.path.dirname(TOOLS)
 KIT_TOOL = os.path.join(TOOLS, "student_kit.py")
 sys.path.insert(0, TOOLS)
 import student_kit as sk  # noqa: E402
+import kit_leaks as kl  # noqa: E402
 
 GPU_CHAPTERS = ["02_naive_kernel", "03_shared_tiling", "04_register_unroll", "05_float4_vectorized",
                 "06_tensor_core_wmma", "08_end_to_end", "09_hopper_wgmma"]
@@ -218,7 +219,7 @@ class LeakScan(unittest.TestCase):
 
     def test_a_clean_kit_passes_and_quoting_a_line_is_no_leak(self):
         self.make()  # the command line works on this workbook; the fixture is another one
-        self.assertEqual(sk.find_leaks(self.kit, self.repo), [])
+        self.assertEqual(kl.find_leaks(self.kit, self.repo), [])
         r = run([sys.executable, KIT_TOOL, "leaks", self.kit, "--from", self.repo])
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
@@ -238,9 +239,9 @@ class LeakScan(unittest.TestCase):
                 os.makedirs(os.path.dirname(os.path.join(self.kit, rel)), exist_ok=True)
                 with open(os.path.join(self.kit, rel), "a") as f:
                     f.write(text)
-                leaks = sk.find_leaks(self.kit, self.repo)
+                leaks = kl.find_leaks(self.kit, self.repo)
                 self.assertEqual([(x.kit_file, x.region_file) for x in leaks], [(rel, "03_x/kernels.cuh")])
-                self.assertGreaterEqual(leaks[0].tokens, sk.LEAK_SHARE * leaks[0].total)
+                self.assertGreaterEqual(leaks[0].tokens, kl.LEAK_SHARE * leaks[0].total)
                 r = run([sys.executable, KIT_TOOL, "leaks", self.kit, "--from", self.repo])
                 self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
                 self.assertIn(f"{rel}: holds ", r.stdout)
@@ -333,8 +334,8 @@ class Kit(unittest.TestCase):
     def test_no_solution_code_leaks_into_the_kit(self):
         # The scan reads every file of the kit (tests, notes, lab/ folders, scripts) and compares
         # code tokens, not marker text; LeakScan shows that it catches planted copies.
-        leaks = sk.find_leaks(self.kit, ROOT)
-        self.assertEqual(leaks, [], "\n".join(sk.describe_leak(x) for x in leaks))
+        leaks = kl.find_leaks(self.kit, ROOT)
+        self.assertEqual(leaks, [], "\n".join(kl.describe_leak(x) for x in leaks))
         # Nor the markers, nor the planted-bug kernels that tests hold for the instructor.
         for here, _, names in os.walk(self.kit):
             for n in names:
@@ -368,10 +369,10 @@ class Kit(unittest.TestCase):
                     ("\nnamespace copied {\n__device__ void f() {\n" + body + "}\n}\n")
                 with open(os.path.join(self.kit, target), "ab") as f:
                     f.write(text.encode("utf-8"))
-            leaks = sk.find_leaks(self.kit, ROOT)
+            leaks = kl.find_leaks(self.kit, ROOT)
             self.assertEqual(sorted((x.kit_file, x.region_line) for x in leaks),
                              sorted((t, r.begin + 1) for r, t in zip(regions, targets)),
-                             "\n".join(sk.describe_leak(x) for x in leaks))
+                             "\n".join(kl.describe_leak(x) for x in leaks))
         finally:
             for target, data in saved.items():
                 with open(os.path.join(self.kit, target), "wb") as f:
