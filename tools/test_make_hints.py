@@ -133,6 +133,19 @@ class InsideAChapterFolder(unittest.TestCase):
                 self.assertIn(f"-C {ROOT} {goal}", result.stdout)
                 self.assertIn(expected, result.stdout)
 
+    def test_dependency_targets_are_forwarded(self):
+        # The README's `make deps` (and the two it is made of), and chapter 08's `make measure-08`,
+        # typed after `cd NN_name`.
+        here = os.path.join(ROOT, chapter("05"))
+        for goal, expected in [("deps", "check_deps.sh --all"), ("deps-all", "check_deps.sh --all"),
+                               ("deps-missing", "check_deps.sh"), ("measure-08", "--part all --out results/08")]:
+            with self.subTest(goal=goal):
+                result = make("-n", goal, cwd=here)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertIn(f"-C {ROOT} {goal}", result.stdout)
+                self.assertIn(expected, result.stdout)
+        self.assertIn("make deps", make("help", cwd=here).stdout)
+
     def test_own_number_and_help(self):
         here = os.path.join(ROOT, chapter("02"))
         result = make("-n", "02", cwd=here)
