@@ -7,9 +7,11 @@ baselines from the variants, picking the best variant, and ordering shapes. Stan
 
 % of cuBLAS compares like with like: an FP32 variant with cuBLAS SGEMM, a TF32 variant with cuBLAS
 in TF32, an FP16 variant with cuBLAS on FP16 inputs, a BF16 variant with cuBLAS on BF16 inputs, each
-timed in the same program run on the same shape (the CSV's pct_cublas column). Chapter 01 runs on the CPU and its own baseline is OpenBLAS; for
-it the % of cuBLAS divides by cuBLAS SGEMM on the same shape from a GPU chapter of the same bench run
-(chapter 07's when it has one).
+timed in the same program run on the same shape (the CSV's pct_cublas column). Chapter 01 runs on
+the CPU and its own baseline is OpenBLAS: its row of the summary is what its CSV rows say, % of
+OpenBLAS on as many threads from the same run, and the row says so. The report (tools/report.py)
+also sets chapter 01 beside the GPU: pct_of_cublas divides its GFLOP/s by cuBLAS SGEMM on the same
+shape from a GPU chapter of the same bench run (chapter 07's when it has one).
 """
 import csv
 import os
@@ -137,15 +139,16 @@ def summary_text(rows):
         return first + "".join(f"{c:>{w}s}" for c, w in zip(cells, widths))
 
     out = ["", "Best variant of each chapter, % of cuBLAS of the same precision from the same run",
-           "(chapter 01: of cuBLAS SGEMM on the same shape; - = not run, or nothing passed):", ""]
+           "(chapter 01 runs on the CPU: % of OpenBLAS on as many threads, from the same run;",
+           " - = not run, or nothing passed):", ""]
     out.append(line(f"{'chapter':24s}{'type':6s}", labels))
     for key in keys:
         cells = []
         for s in shapes:
             r = best[key].get(s)
-            p = pct_of_cublas(r, ref) if r else None
+            p = number(r["pct_cublas"]) if r else None  # the CSV's own: chapter 01's is of OpenBLAS
             cells.append(f"{p:.1f}%" if p is not None else "-")
-        out.append(line(f"{key[0]:24s}{key[1]:6s}", cells))
+        out.append(line(f"{key[0]:24s}{key[1]:6s}", cells) + ("  (of OpenBLAS)" if is_cpu_chapter(key[0]) else ""))
     if ref:
         out.append(line(f"{'cuBLAS SGEMM, GFLOP/s':30s}", [f"{ref[s]:.0f}" if s in ref else "-" for s in shapes]))
     out += ["", "best variants:"]

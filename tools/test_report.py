@@ -487,8 +487,22 @@ class BenchTools(unittest.TestCase):
         self.assertEqual(row.split()[2:], ["-", "-", "-", "22.1%", "-", "23.7%"])  # 128 ... 8192, odd
         self.assertIn("  03_shared_tiling fp32: tiled_32_4rows (all shapes)", lines)
         self.assertIn("  03_shared_tiling transposed_b_32 (fp32) 1000x1013x4097", lines)
+
+    def test_summary_gives_chapter_01_as_percent_of_openblas_like_its_csv_rows(self):
+        # Chapter 01 runs on the CPU; its CSV rows (pct_cublas) are % of OpenBLAS on as many threads,
+        # and the summary prints that number, said so on the row, not a % of the GPU's cuBLAS.
+        r = run(["python3", os.path.join(TOOLS, "bench_summary.py"), FIXTURE_CSV])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
         row01 = next(line for line in lines if line.startswith("01_cpu_matmul"))
-        self.assertIn("2.5%", row01)  # of cuBLAS SGEMM, from chapter 07's row
+        want = [f'{float(best_at(fixture_rows(), "01_cpu_matmul", "fp32", (s, s, s))["pct_cublas"]):.1f}%'
+                for s in (256, 1024)]
+        self.assertEqual(want, ["77.8%", "86.4%"])
+        cells = row01.split()[2:]
+        self.assertEqual([c for c in cells if c.endswith("%")], want)
+        self.assertTrue(row01.endswith("(of OpenBLAS)"), row01)
+        self.assertNotIn("2.5%", row01)  # 950 GFLOP/s against cuBLAS SGEMM's 38000 on the GPU
+        self.assertTrue(any("chapter 01" in line and "OpenBLAS" in line for line in lines[:4]), lines[:4])
 
     def test_summary_treats_bf16_like_fp16(self):
         r = run(["python3", os.path.join(TOOLS, "bench_summary.py"), FIXTURE_CSV])
