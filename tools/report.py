@@ -34,6 +34,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -907,7 +908,10 @@ def fill(text, values, expected):
 
 def output_problem(out_dir, names):
     """Why the report cannot be written into out_dir (one sentence), or None. Checked before any
-    work: a folder that is not writable, or a file of the report that cannot be replaced."""
+    work by trying, not by asking for permissions (root passes every permission check, yet cannot
+    create a file in /proc): a folder is made and removed where out_dir is still to be created, a
+    file is made and removed in every folder the report writes into, and every file it replaces
+    is opened for appending (which changes nothing)."""
     d = out_dir
     while not os.path.lexists(d):
         parent = os.path.dirname(os.path.abspath(d))
@@ -916,14 +920,40 @@ def output_problem(out_dir, names):
         d = parent
     if not os.path.isdir(d):
         return f"{d} is not a folder"
-    if not os.access(d, os.W_OK | os.X_OK):
-        return f"{d} is not writable"
+
+    def cannot(probe, where):
+        try:
+            probe(where)
+            return None
+        except OSError as e:
+            return f"nothing can be written in {where} ({e.strerror or e})"
+
+    def make_folder(where):
+        os.rmdir(tempfile.mkdtemp(prefix=".wb-report-probe-", dir=where))
+
+    def make_file(where):
+        fd, path = tempfile.mkstemp(prefix=".wb-report-probe-", dir=where)
+        os.close(fd)
+        os.remove(path)
+
     if d != out_dir:
-        return None  # the folders below d are created by this run
+        return cannot(make_folder, d)  # the folders below d are created by this run
+    problem = cannot(make_file, out_dir)
+    if problem:
+        return problem
     for name, want_dir in names:
         path = os.path.join(out_dir, name)
-        if os.path.lexists(path) and (os.path.isdir(path) != want_dir or not os.access(path, os.W_OK)):
+        if not os.path.lexists(path):
+            continue
+        if os.path.isdir(path) != want_dir:
             return f"{path} cannot be written"
+        try:
+            if want_dir:
+                make_file(path)
+            else:
+                open(path, "a").close()
+        except OSError as e:
+            return f"{path} cannot be written ({e.strerror or e})"
     return None
 
 
@@ -967,7 +997,17 @@ def main():
     if not res.rows:
         print(f"report: {csv_path} holds no rows: nothing to report", file=sys.stderr)
         return 2
+    try:
+        return write_everything(res, out_dir, template_dir, student)
+    except OSError as e:  # e.g. the disk filled up: one line, as for a folder refused at the start
+        where = e.filename or out_dir
+        print(f"report: stopped: {where} cannot be written or read ({e.strerror or e})", file=sys.stderr)
+        return 2
 
+
+def write_everything(res, out_dir, template_dir, student):
+    """The plots, the copies of the inputs and both reports into out_dir. Returns 0."""
+    csv_path, env_path = res.csv_path, res.env_path
     os.makedirs(out_dir, exist_ok=True)
     plot_dir = os.path.join(out_dir, "plots")
     for name in PLOT_FILES:  # never leave plots of an earlier run next to new tables

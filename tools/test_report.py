@@ -387,6 +387,19 @@ class Refill(unittest.TestCase):
             self.assertEqual(r.stdout, "")
         self.assertEqual(os.listdir(blocked), ["report.zh-CN.md"])  # nothing written next to it
 
+    def test_a_folder_even_root_cannot_write_is_refused_in_one_line(self):
+        # /proc takes no new files, not even from root, whom a permission check (os.access) lets
+        # through: only trying to write tells.
+        if not os.path.isdir("/proc/self"):
+            self.skipTest("no /proc on this system")
+        for out in ("/proc/wb_report_test", "/proc/self/wb_report_test/report"):
+            r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out})
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn("REPORT_OUT", r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+            self.assertEqual(r.stdout, "")
+
 
 class ReportEdgeCases(unittest.TestCase):
     def setUp(self):
