@@ -18,12 +18,15 @@ Settings (environment variables; paths relative to the workbook's top folder):
   REPORT_ENV       the device facts (default: env.json next to REPORT_CSV)
   REPORT_OUT       where the report goes (default report/)
   REPORT_TEMPLATE  the templates (default report_template/)
-  REPORT_SHAPE     the shape of the ladder and the roofline (default 4096, i.e. 4096x4096x4096)
+  REPORT_SHAPE     the shape of the ladder, the roofline and every table at one shape (S or MxNxK).
+                   A shape at which no variant passed is refused; unset, it is 4096 (4096x4096x4096)
+                   or, when no chapter ran that, the largest cube measured, and the report says so
   STUDENT_ID       who the report is by (else the CSV's student column)
 
 Standard library only; matplotlib is optional (without it the tables are still filled and one line
 says how to install it). Exit status: 0 done, 2 bad input, found before any work: the results file
-is missing or empty, REPORT_SHAPE is not a size, or REPORT_OUT cannot be written.
+is missing or empty, REPORT_SHAPE is not a size or not in the results, or REPORT_OUT cannot be
+written (also when a write fails later: one line, never a traceback).
 """
 import datetime
 import hashlib
@@ -44,7 +47,14 @@ from wb_shapes import parse_shape, shape_text  # noqa: E402  (the programs' gram
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the plots"
 TEMPLATES = (("report.md", "en"), ("report.zh-CN.md", "zh"))
-PLOT_FILES = ("gflops_vs_size.png", "ladder_4096.png", "roofline.png")
+DEFAULT_SHAPE = "4096"
+
+
+def plot_names(ladder_shape):
+    """The three plots' file names; the ladder's carries its shape (ladder_4096.png,
+    ladder_4096x4096x1024.png), so a plot is never named after a shape it does not show."""
+    return ("gflops_vs_size.png", f"ladder_{bs.shape_label(ladder_shape)}.png", "roofline.png")
+
 
 # Words of the generated tables, in both languages.
 TEXT = {
@@ -61,6 +71,9 @@ TEXT = {
                           "precision, timed on the same shape in the same program run; chapter 01 (CPU): against "
                           "cuBLAS SGEMM on the same shape from the same bench run. % of peak: FP32 peak for FP32, "
                           "tensor-core peak for TF32, FP16 and BF16.",
+        "shape_fallback": "**No chapter ran {wanted} (the default shape): the ladder, the roofline and the tables "
+                          "at one shape are at {used}, the largest cube measured. `REPORT_SHAPE=...` picks another "
+                          "shape.**",
         "sweep_caption": "GFLOP/s of the best variant of each chapter at each shape, with its % of cuBLAS in "
                          "brackets (same rules as the ladder). - : not run at that shape, or nothing passed.",
         "variants_caption": "Every variant at {shape}, as measured (baseline rows included).",
@@ -161,6 +174,8 @@ TEXT = {
         "ladder_caption": "各章在 {shape} 上的最佳变体。占 cuBLAS 的 %：与同一次程序运行中、同一形状上、"
                           "相同精度的 cuBLAS 相比；第 01 章（CPU）：与同一次 bench 中同一形状上的 cuBLAS SGEMM 相比。"
                           "占峰值的 %：FP32 用 FP32 峰值，TF32、FP16 与 BF16 用张量核心峰值。",
+        "shape_fallback": "**没有任何章节运行过 {wanted}（默认形状）：阶梯、屋顶线以及单一形状的各表都使用 {used}，"
+                          "即测量过的最大立方形状。用 `REPORT_SHAPE=...` 可选择其他形状。**",
         "sweep_caption": "各章最佳变体在每个形状上的 GFLOP/s，括号中为占 cuBLAS 的 %（规则同上）。"
                          "-：未在该形状上运行，或没有通过检查的变体。",
         "variants_caption": "{shape} 上的全部变体（含基线行），即测量原值。",
@@ -322,7 +337,7 @@ def sha256_of(path):
 class Results:
     """The CSV rows, the device facts and everything derived from them that the tables share."""
 
-    def __init__(self, csv_path, env_path, ladder_shape):
+    def __init__(self, csv_path, env_path, ladder_shape, shape_named=True):
         self.csv_path, self.env_path = csv_path, env_path
         self.rows = bs.load_rows(csv_path)
         self.env = None
@@ -334,15 +349,16 @@ class Results:
         self.keys = sorted(self.best, key=bs.key_order)
         self.sgemm_ref = bs.cublas_sgemm_reference(self.rows)
         self.shapes = [s for s in bs.all_shapes(self.rows) if any(s in per for per in self.best.values())]
-        self.ladder_shape = self._pick_ladder_shape(ladder_shape)
+        # The shape of the ladder, the roofline and every table at one shape. A shape named with
+        # REPORT_SHAPE is used as it is (main refuses it when nothing passed there); the default,
+        # when no chapter ran it, gives way to the largest cube measured, and the report says so.
+        self.wanted_shape = ladder_shape
+        self.ladder_shape = ladder_shape
+        if not shape_named and ladder_shape not in self.shapes and self.shapes:
+            cubes = [s for s in self.shapes if s[0] == s[1] == s[2]]
+            self.ladder_shape = max(cubes or self.shapes, key=bs.flops)
+        self.fell_back = self.ladder_shape != self.wanted_shape
         self.ceilings = self._ceilings()
-
-    def _pick_ladder_shape(self, wanted):
-        """The wanted shape if any chapter ran it; else the largest cube that one did."""
-        if wanted in self.shapes or not self.shapes:
-            return wanted
-        cubes = [s for s in self.shapes if s[0] == s[1] == s[2]]
-        return max(cubes or self.shapes, key=bs.flops)
 
     def peak_from_csv(self, dtype):
         """The peak behind the CSV's pct_peak column (gflops / pct_peak), for when there is no
@@ -446,6 +462,9 @@ def ladder_table(res, t):
                      fmt_pct(res.pct_cublas(r)), fmt_pct(bs.number(r["pct_peak"])), fmt_err(bs.number(r["rel_err"]))])
     header = [t["chapter"], t["type"], t["best"], t["gflops"], t["pct_cublas"], t["pct_peak"], t["rel_err"]]
     caption = t["ladder_caption"].format(shape=shape_text(shape))
+    if res.fell_back:
+        caption = t["shape_fallback"].format(wanted=shape_text(res.wanted_shape), used=shape_text(shape)) \
+            + "\n\n" + caption
     return caption + "\n\n" + (md_table(header, body, right={3, 4, 5, 6}) if body else t["no_rows"])
 
 
@@ -785,7 +804,8 @@ def make_plots(res, plot_dir):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(os.path.join(plot_dir, PLOT_FILES[0]), dpi=130)
+    names = plot_names(res.ladder_shape)
+    fig.savefig(os.path.join(plot_dir, names[0]), dpi=130)
     plt.close(fig)
 
     # 2. The ladder: % of cuBLAS per chapter at the ladder shape, one horizontal bar each.
@@ -803,7 +823,7 @@ def make_plots(res, plot_dir):
     ax.set_xlim(0, max(values + [100]) * 1.45)
     ax.set_title(f"The ladder at {shape_text(res.ladder_shape)} - {gpu_name}")
     fig.tight_layout()
-    fig.savefig(os.path.join(plot_dir, PLOT_FILES[1]), dpi=130)
+    fig.savefig(os.path.join(plot_dir, names[1]), dpi=130)
     plt.close(fig)
 
     # 3. Roofline.
@@ -846,9 +866,9 @@ def make_plots(res, plot_dir):
         # Above the memory roof nothing can be plotted; without it, the lower right is emptier.
         ax.legend(fontsize=6.5, loc="upper left" if bw else "lower right")
     fig.tight_layout()
-    fig.savefig(os.path.join(plot_dir, PLOT_FILES[2]), dpi=130)
+    fig.savefig(os.path.join(plot_dir, names[2]), dpi=130)
     plt.close(fig)
-    return list(PLOT_FILES)
+    return list(names)
 
 
 def plots_block(res, t, plot_files):
@@ -977,8 +997,9 @@ def main():
     out_dir = path_setting("REPORT_OUT", "report")
     template_dir = path_setting("REPORT_TEMPLATE", os.path.join(ROOT, "report_template"))
     student = os.environ.get("STUDENT_ID", "").strip()
+    shape_named = bool(os.environ.get("REPORT_SHAPE"))
     try:
-        ladder_shape = parse_shape(os.environ.get("REPORT_SHAPE") or "4096")
+        ladder_shape = parse_shape(os.environ.get("REPORT_SHAPE") or DEFAULT_SHAPE)
     except ValueError as e:
         print(f"report: REPORT_SHAPE: {e}", file=sys.stderr)
         return 2
@@ -993,10 +1014,19 @@ def main():
         print(f"report: {csv_path} does not exist. Run `make bench` on the GPU machine first, or point "
               f"REPORT_CSV at a results file (e.g. REPORT_CSV=results/h200/bench.csv make report).", file=sys.stderr)
         return 2
-    res = Results(csv_path, env_path, ladder_shape)
+    res = Results(csv_path, env_path, ladder_shape, shape_named)
     if not res.rows:
         print(f"report: {csv_path} holds no rows: nothing to report", file=sys.stderr)
         return 2
+    if shape_named and ladder_shape not in res.shapes:
+        print(f"report: REPORT_SHAPE={os.environ['REPORT_SHAPE']}: no variant in {csv_path} passed its check at "
+              f"{shape_text(ladder_shape)}; the shapes it has: {', '.join(bs.shape_label(s) for s in res.shapes)}",
+              file=sys.stderr)
+        return 2
+    if res.fell_back:
+        print(f"report: note: no chapter ran {shape_text(res.wanted_shape)} (the default shape): the report is at "
+              f"{shape_text(res.ladder_shape)}, the largest cube measured (REPORT_SHAPE=... picks another)",
+              file=sys.stderr)
     try:
         return write_everything(res, out_dir, template_dir, student)
     except OSError as e:  # e.g. the disk filled up: one line, as for a folder refused at the start
@@ -1010,9 +1040,10 @@ def write_everything(res, out_dir, template_dir, student):
     csv_path, env_path = res.csv_path, res.env_path
     os.makedirs(out_dir, exist_ok=True)
     plot_dir = os.path.join(out_dir, "plots")
-    for name in PLOT_FILES:  # never leave plots of an earlier run next to new tables
-        if os.path.exists(os.path.join(plot_dir, name)):
-            os.remove(os.path.join(plot_dir, name))
+    if os.path.isdir(plot_dir):  # never leave plots of an earlier run next to new tables
+        for name in os.listdir(plot_dir):
+            if name in plot_names(res.ladder_shape) or re.fullmatch(r"ladder_[0-9x]+\.png", name):
+                os.remove(os.path.join(plot_dir, name))
     plot_files = make_plots(res, plot_dir)
     data_dir = os.path.join(out_dir, "data")
     os.makedirs(data_dir, exist_ok=True)

@@ -461,6 +461,63 @@ class ReportEdgeCases(unittest.TestCase):
         # Chapter 09 ran at other shapes only: the section says where.
         self.assertIn("Chapter 09 has no rows at 1024x1024x1024 in these results (it ran at 4096, 8192)", text)
 
+    def test_a_shape_not_in_the_results_is_refused_in_one_line(self):
+        out = os.path.join(self.tmp, "report")
+        for shape in ("777", "4096x4096x1024"):
+            r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out, "REPORT_SHAPE": shape})
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertEqual(r.stdout, "")
+            lines = r.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, r.stderr)
+            self.assertIn("REPORT_SHAPE", lines[0])
+            self.assertIn("777x777x777" if shape == "777" else shape, lines[0])
+            self.assertIn("128, 256, 1024, 4096, 8192, 1000x1013x4097", lines[0])  # what there is
+            self.assertFalse(os.path.exists(out))  # refused before any work
+
+    def without_4096(self):
+        path = os.path.join(self.tmp, "no4096.csv")
+        with open(FIXTURE_CSV, encoding="utf-8") as f:
+            kept = [line for line in f if ",4096,4096,4096," not in line]
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(kept)
+        return path
+
+    def test_without_the_default_shape_the_report_says_which_it_used(self):
+        # A laptop's bench may skip 4096 (a display watchdog): with REPORT_SHAPE unset the report
+        # uses the largest cube measured, and says so in bold where the ladder begins.
+        out = os.path.join(self.tmp, "report")
+        r = run(["bash", "tools/report.sh"], {"REPORT_CSV": self.without_4096(), "REPORT_ENV": FIXTURE_ENV,
+                                              "REPORT_OUT": out, "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("4096x4096x4096", r.stderr)
+        self.assertIn("8192x8192x8192", r.stderr)
+        for name, words in (("report.md", "**No chapter ran 4096x4096x4096 (the default shape): the ladder, the "
+                                          "roofline and the tables at one shape are at 8192x8192x8192"),
+                            ("report.zh-CN.md", "**没有任何章节运行过 4096x4096x4096（默认形状）")):
+            with open(os.path.join(out, name), encoding="utf-8") as f:
+                text = f.read()
+            self.assertIn(words, text)
+            ladder = text[text.index("<!-- wb:begin LADDER_TABLE -->"):]
+            self.assertTrue(ladder.split("\n")[2].startswith("**"), ladder[:300])  # the block's first line
+        # Named explicitly, a shape that is not there is refused instead.
+        r = run(["bash", "tools/report.sh"], {"REPORT_CSV": self.without_4096(), "REPORT_OUT": out,
+                                              "REPORT_SHAPE": "4096"})
+        self.assertEqual(r.returncode, 2, r.stderr)
+
+    def test_the_ladder_plot_is_named_after_its_shape(self):
+        if not matplotlib_available():
+            self.skipTest("matplotlib is not installed for python3")
+        out = os.path.join(self.tmp, "report")
+        for shape, name in (("4096", "ladder_4096.png"), ("1024", "ladder_1024.png"),
+                            ("1000x1013x4097", "ladder_1000x1013x4097.png")):
+            r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV,
+                                                  "REPORT_OUT": out, "REPORT_SHAPE": shape})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            ladders = sorted(n for n in os.listdir(os.path.join(out, "plots")) if n.startswith("ladder"))
+            self.assertEqual(ladders, [name])  # the plot of the shape before is gone
+            with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+                self.assertIn(f"(plots/{name})", f.read())
+
     def test_without_chapter_09_its_section_says_why(self):
         # A bench on a GPU that is not compute capability 9.0 has no chapter 09 rows.
         path = os.path.join(self.tmp, "no09.csv")
