@@ -48,6 +48,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the plots"
 TEMPLATES = (("report.md", "en"), ("report.zh-CN.md", "zh"))
 DEFAULT_SHAPE = "4096"
+E2E_CHAPTER = "08_end_to_end"
+
+
+def in_ladder(chapter):
+    """True for the chapters whose own kernels are the steps of the ladder (02-06 and 09, and any
+    later one): not 00 (it measures the machine), 01 (the CPU: across sizes only), 07 (cuBLAS
+    itself, section 4.3) or 08 (whole programs with their copies, section 4.8)."""
+    return not (chapter.startswith("00_") or bs.is_cpu_chapter(chapter)
+                or chapter in (bs.PREFERRED_CUBLAS_CHAPTER, E2E_CHAPTER))
+
 
 
 def plot_names(ladder_shape):
@@ -67,15 +77,17 @@ TEXT = {
         "side": "side of the ridge", "side_compute": "compute", "side_memory": "memory",
         "no_rows": "(no rows in the results)", "not_run": "not run at this shape",
         "baseline_note": "cuBLAS baseline, same run",
-        "ladder_caption": "Best variant of each chapter at {shape}. % of cuBLAS: against cuBLAS in the same "
-                          "precision, timed on the same shape in the same program run; chapter 01 (CPU): against "
-                          "cuBLAS SGEMM on the same shape from the same bench run. % of peak: FP32 peak for FP32, "
-                          "tensor-core peak for TF32, FP16 and BF16.",
+        "ladder_caption": "Best variant of each chapter's own kernels at {shape} (chapter 07's cuBLAS calls are "
+                          "in section 4.3, chapter 08's whole programs in section 4.8). % of cuBLAS: against cuBLAS "
+                          "in the same precision, timed on the same shape in the same program run. % of peak: FP32 "
+                          "peak for FP32, tensor-core peak for TF32, FP16 and BF16.",
         "shape_fallback": "**No chapter ran {wanted} (the default shape): the ladder, the roofline and the tables "
                           "at one shape are at {used}, the largest cube measured. `REPORT_SHAPE=...` picks another "
                           "shape.**",
-        "sweep_caption": "GFLOP/s of the best variant of each chapter at each shape, with its % of cuBLAS in "
-                         "brackets (same rules as the ladder). - : not run at that shape, or nothing passed.",
+        "sweep_caption": "GFLOP/s of the best variant of each chapter of the ladder at each shape, with its % of "
+                         "cuBLAS in brackets (as in the ladder), and chapter 01's CPU code beside them: its % is "
+                         "against cuBLAS SGEMM on the GPU on the same shape from the same bench run. - : not run at "
+                         "that shape, or nothing passed.",
         "variants_caption": "Every variant at {shape}, as measured (baseline rows included).",
         "cublas_caption": "Chapter 07's baseline rows: cuBLAS at every size of its sweep, GFLOP/s and % of the "
                           "peak of that precision.",
@@ -171,12 +183,13 @@ TEXT = {
         "side": "位于脊点的哪一侧", "side_compute": "计算侧", "side_memory": "访存侧",
         "no_rows": "（结果中没有数据）", "not_run": "未在此形状上运行",
         "baseline_note": "cuBLAS 基线，同一次运行",
-        "ladder_caption": "各章在 {shape} 上的最佳变体。占 cuBLAS 的 %：与同一次程序运行中、同一形状上、"
-                          "相同精度的 cuBLAS 相比；第 01 章（CPU）：与同一次 bench 中同一形状上的 cuBLAS SGEMM 相比。"
+        "ladder_caption": "各章自己的核函数在 {shape} 上的最佳变体（第 07 章对 cuBLAS 的调用见 4.3 节，第 08 章的"
+                          "完整程序见 4.8 节）。占 cuBLAS 的 %：与同一次程序运行中、同一形状上、相同精度的 cuBLAS 相比。"
                           "占峰值的 %：FP32 用 FP32 峰值，TF32、FP16 与 BF16 用张量核心峰值。",
         "shape_fallback": "**没有任何章节运行过 {wanted}（默认形状）：阶梯、屋顶线以及单一形状的各表都使用 {used}，"
                           "即测量过的最大立方形状。用 `REPORT_SHAPE=...` 可选择其他形状。**",
-        "sweep_caption": "各章最佳变体在每个形状上的 GFLOP/s，括号中为占 cuBLAS 的 %（规则同上）。"
+        "sweep_caption": "阶梯中各章最佳变体在每个形状上的 GFLOP/s，括号中为占 cuBLAS 的 %（同阶梯），并列出第 01 章的"
+                         " CPU 代码：它的 % 是相对同一次 bench 中同一形状上 GPU 的 cuBLAS SGEMM。"
                          "-：未在该形状上运行，或没有通过检查的变体。",
         "variants_caption": "{shape} 上的全部变体（含基线行），即测量原值。",
         "cublas_caption": "第 07 章的基线行：cuBLAS 在其扫描的每个尺寸上的 GFLOP/s 及占该精度峰值的 %。",
@@ -347,6 +360,8 @@ class Results:
         self.gpu = (get(self.env, "gpus") or [None])[0] if self.env else None
         self.best = bs.best_variants(self.rows)
         self.keys = sorted(self.best, key=bs.key_order)
+        self.ladder_keys = [k for k in self.keys if in_ladder(k[0])]
+        self.sweep_keys = [k for k in self.keys if in_ladder(k[0]) or bs.is_cpu_chapter(k[0])]
         self.sgemm_ref = bs.cublas_sgemm_reference(self.rows)
         self.shapes = [s for s in bs.all_shapes(self.rows) if any(s in per for per in self.best.values())]
         # The shape of the ladder, the roofline and every table at one shape. A shape named with
@@ -453,7 +468,7 @@ def device_table(res, t):
 def ladder_table(res, t):
     shape = res.ladder_shape
     body = []
-    for key in res.keys:
+    for key in res.ladder_keys:
         r = res.best[key].get(shape)
         if r is None:
             body.append([key[0], key[1], f"*{t['not_run']}*", "-", "-", "-", "-"])
@@ -469,11 +484,12 @@ def ladder_table(res, t):
 
 
 def sweep_table(res, t):
-    header = [t["chapter"], t["type"]] + [bs.shape_label(s) for s in res.shapes]
+    shapes = [s for s in res.shapes if any(s in res.best[k] for k in res.sweep_keys)]
+    header = [t["chapter"], t["type"]] + [bs.shape_label(s) for s in shapes]
     body = []
-    for key in res.keys:
+    for key in res.sweep_keys:
         cells = []
-        for s in res.shapes:
+        for s in shapes:
             r = res.best[key].get(s)
             if r is None:
                 cells.append("-")
@@ -515,8 +531,6 @@ def cublas_table(res, t):
         body.append([shape_text(s)] + cells)
     return t["cublas_caption"] + "\n\n" + md_table(header, body, right=set(range(1, len(header))))
 
-
-E2E_CHAPTER = "08_end_to_end"
 
 
 def end_to_end_table(res, t):
@@ -697,10 +711,10 @@ def ceilings_text(res, t):
 
 def roofline_table(res, t):
     shape, body = res.ladder_shape, []
-    for key in res.keys:
+    for key in res.ladder_keys:  # the CPU is not on this GPU's roofline, nor are copies (chapter 08)
         r = res.best[key].get(shape)
-        if r is None or bs.is_cpu_chapter(r["chapter"]):
-            continue  # the CPU is not on this GPU's roofline
+        if r is None:
+            continue
         ai, g = intensity(r), bs.number(r["gflops"])
         limit = res.roof(r["dtype"], ai)
         compute, bw = res.ceilings.get(r["dtype"]), res.ceilings.get("bw")
@@ -787,9 +801,7 @@ def make_plots(res, plot_dir):
             xs = sorted(pts)
             ax.plot(xs, [pts[x] for x in xs], styles[bs.GPU_BASELINES[variant]], color="black", linewidth=2.2,
                     alpha=0.6, label=f"cuBLAS {bs.GPU_BASELINES[variant].upper()} ({variant})")
-    for key in res.keys:
-        if key[0] == bs.PREFERRED_CUBLAS_CHAPTER:
-            continue
+    for key in res.sweep_keys:
         pts = sorted((s[0], bs.number(r["gflops"])) for s, r in res.best[key].items() if s[0] == s[1] == s[2])
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], styles.get(key[1], "-"), marker=markers.get(key[1], "o"),
@@ -809,7 +821,7 @@ def make_plots(res, plot_dir):
     plt.close(fig)
 
     # 2. The ladder: % of cuBLAS per chapter at the ladder shape, one horizontal bar each.
-    bars = [(key, res.best[key][res.ladder_shape]) for key in res.keys if res.ladder_shape in res.best[key]]
+    bars = [(key, res.best[key][res.ladder_shape]) for key in res.ladder_keys if res.ladder_shape in res.best[key]]
     fig, ax = plt.subplots(figsize=(9, 1.2 + 0.45 * max(len(bars), 1)))
     values = [res.pct_cublas(r) or 0.0 for _, r in bars]
     ys = list(range(len(bars)))[::-1]  # the first chapter on top
@@ -828,7 +840,7 @@ def make_plots(res, plot_dir):
 
     # 3. Roofline.
     fig, ax = plt.subplots(figsize=(9, 6))
-    gpu_rows = [r for r in res.rows if not bs.is_cpu_chapter(r["chapter"]) and bs.number(r["gflops"])]
+    gpu_rows = [r for r in res.rows if in_ladder(r["chapter"]) and not bs.is_baseline(r) and bs.number(r["gflops"])]
     ais = [intensity(r) for r in gpu_rows] or [1.0]
     c = res.ceilings
     bw = c.get("bw")
@@ -848,9 +860,9 @@ def make_plots(res, plot_dir):
     for r, ai in zip(gpu_rows, ais):
         ax.scatter(ai, bs.number(r["gflops"]), s=12, color=colors[r["chapter"]], alpha=0.35,
                    marker=markers.get(r["dtype"], "o"))
-    for key in res.keys:
+    for key in res.ladder_keys:
         r = res.best[key].get(res.ladder_shape)
-        if r is None or bs.is_cpu_chapter(r["chapter"]):
+        if r is None:
             continue
         ai, g = intensity(r), bs.number(r["gflops"])
         ax.scatter(ai, g, s=60, color=colors[key[0]], edgecolor="black", marker=markers.get(key[1], "o"),

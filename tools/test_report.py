@@ -55,6 +55,84 @@ def hide_matplotlib(folder):
     return folder
 
 
+# A stand-in for matplotlib that draws nothing and writes down every call the report makes on a
+# figure (plot, scatter, barh, set_yticklabels, ...) with its arguments, one JSON list per saved
+# file: the tests read what each plot shows (series, colours, styles, labels) without pixels.
+FAKE_PYPLOT = r'''
+import json, os
+
+class _Recorder:
+    def __init__(self):
+        self.calls = []
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            self.calls.append({"call": name, "args": list(args), "kwargs": kwargs})
+            if name == "get_legend_handles_labels":
+                labels = [c["kwargs"]["label"] for c in self.calls if "label" in c["kwargs"]]
+                return labels, labels
+            return None
+        return call
+
+class _Figure(_Recorder):
+    def __init__(self, ax):
+        super().__init__()
+        self.ax = ax
+    def savefig(self, path, **kwargs):
+        with open(path, "w") as f:
+            f.write("fake plot\n")
+        with open(os.environ["WB_PLOT_LOG"], "a") as f:
+            f.write(json.dumps({"file": os.path.basename(path), "calls": self.ax.calls}, default=list) + "\n")
+
+def subplots(*args, **kwargs):
+    ax = _Recorder()
+    return _Figure(ax), ax
+
+def close(*args):
+    pass
+'''
+
+
+def recording_matplotlib(folder):
+    """A folder to put first on PYTHONPATH in which `import matplotlib` gets the stand-in above."""
+    package = os.path.join(folder, "matplotlib")
+    os.makedirs(package, exist_ok=True)
+    with open(os.path.join(package, "__init__.py"), "w") as f:
+        f.write("def use(backend):\n    pass\n")
+    with open(os.path.join(package, "pyplot.py"), "w") as f:
+        f.write(FAKE_PYPLOT)
+    return folder
+
+
+def recorded_plots(tmp, **settings):
+    """Fills the report from the fixture with the recording stand-in; returns {file: [calls]}."""
+    log = os.path.join(tmp, "plots.jsonl")
+    if os.path.exists(log):
+        os.remove(log)
+    r = run(["bash", "tools/report.sh"], dict({
+        "REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": os.path.join(tmp, "report"),
+        "PYTHONPATH": recording_matplotlib(os.path.join(tmp, "fakempl")), "WB_PLOT_LOG": log}, **settings))
+    if r.returncode != 0:
+        raise AssertionError(r.stderr + r.stdout)
+    import json
+    with open(log) as f:
+        return {entry["file"]: entry["calls"] for entry in map(json.loads, f)}
+
+
+def calls_named(calls, name):
+    return [c for c in calls if c["call"] == name]
+
+
+# The chapters whose own kernels are the steps of the ladder (README, "The ladder, measured"): not
+# 00 (the machine), 01 (the CPU), 07 (cuBLAS itself) or 08 (whole programs, copies included).
+LADDER_CHAPTERS = {"02_naive_kernel", "03_shared_tiling", "04_register_unroll", "05_float4_vectorized",
+                   "06_tensor_core_wmma", "09_hopper_wgmma"}
+
+
+def block(text, name):
+    """What a report holds between the markers of one placeholder."""
+    return text[text.index(f"<!-- wb:begin {name} -->"):text.index(f"<!-- wb:end {name} -->")]
+
+
 def best_at(rows, chapter, dtype, shape):
     """The expected best variant, computed the plain way."""
     candidates = [r for r in rows if r["chapter"] == chapter and r["dtype"] == dtype and r["status"] == "PASS"
@@ -100,8 +178,8 @@ class ReportFixture(unittest.TestCase):
 
     def test_ladder_numbers_match_the_csv(self):
         shape = (4096, 4096, 4096)
-        keys = sorted({(r["chapter"], r["dtype"]) for r in self.rows if not r["chapter"].startswith("01_")})
-        self.assertGreaterEqual(len(keys), 8)
+        keys = sorted({(r["chapter"], r["dtype"]) for r in self.rows if r["chapter"] in LADDER_CHAPTERS})
+        self.assertGreaterEqual(len(keys), 7)
         for chapter, dtype in keys:
             r = best_at(self.rows, chapter, dtype, shape)
             self.assertIsNotNone(r, (chapter, dtype))
@@ -109,9 +187,22 @@ class ReportFixture(unittest.TestCase):
                     f'{float(r["pct_cublas"]):.1f} | {float(r["pct_peak"]):.1f} | {float(r["rel_err"]):.2e} |')
             self.assertIn(line, self.en)
             self.assertIn(line, self.zh)  # same numbers in the Chinese report
-        self.assertIn("| 01_cpu_matmul | fp32 | *not run at this shape* |", self.en)
         # The failed check never makes a variant "best", even where it would be the fastest.
         self.assertIn("| 03_shared_tiling | fp32 | `tiled_32_4rows` |", self.en)
+
+    def test_the_ladder_is_the_chapters_own_kernels(self):
+        # Chapter 07's rows are cuBLAS (section 4.3), chapter 08's whole programs with their copies
+        # (section 4.8), chapter 01's the CPU: none is a step of the ladder, nor a point of the roofline.
+        chapters = {r["chapter"] for r in self.rows}
+        self.assertTrue({"01_cpu_matmul", "07_cublas_baseline", "08_end_to_end"} <= chapters)
+        for text in (self.en, self.zh):
+            for name in ("LADDER_TABLE", "ROOFLINE_TABLE"):
+                shown = {c for c in chapters if f"| {c} |" in block(text, name)}
+                self.assertEqual(shown, chapters & LADDER_CHAPTERS, name)
+            # Across sizes: the ladder's chapters, and chapter 01 beside them (its CPU code).
+            shown = {c for c in chapters if f"| {c} |" in block(text, "SWEEP_TABLE")}
+            self.assertEqual(shown, (chapters & LADDER_CHAPTERS) | {"01_cpu_matmul"})
+        self.assertIn("| 07_cublas_baseline | `gemmex_fp16` |", self.en)  # still in the variant and check tables
 
     def test_cpu_chapter_is_compared_with_cublas_sgemm_of_chapter_07(self):
         blas = best_at(self.rows, "01_cpu_matmul", "fp32", (1024, 1024, 1024))
@@ -456,8 +547,9 @@ class ReportEdgeCases(unittest.TestCase):
 
     def test_another_ladder_shape(self):
         text, _ = self.fill_without_plots(REPORT_SHAPE="1024")
-        self.assertIn("Best variant of each chapter at 1024x1024x1024.", text)
-        self.assertIn("| 01_cpu_matmul | fp32 | `blocked_omp_8t` | 950.0 |", text)
+        self.assertIn("Best variant of each chapter's own kernels at 1024x1024x1024 (", text)
+        self.assertIn("| 02_naive_kernel | fp32 | `coalesced_32x8` | 2900.0 | 7.6 |", block(text, "LADDER_TABLE"))
+        self.assertIn("| 01_cpu_matmul | `blocked_omp_8t` | fp32 | 2.261 | 950.0 |", block(text, "VARIANT_TABLE"))
         # Chapter 09 ran at other shapes only: the section says where.
         self.assertIn("Chapter 09 has no rows at 1024x1024x1024 in these results (it ran at 4096, 8192)", text)
 
@@ -529,6 +621,26 @@ class ReportEdgeCases(unittest.TestCase):
         self.assertIn("Chapter 09 is not in these results. It runs only on compute capability 9.0", text)
         self.assertNotIn("{{", text)
         self.assertIn("结果中没有第 09 章。它只在计算能力 9.0 的 GPU", zh)
+
+
+class Plots(unittest.TestCase):
+    """What each plot shows, read from the calls the report makes (a stand-in for matplotlib)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wb-plots-")
+        cls.plots = recorded_plots(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_the_ladder_figure_is_the_chapters_own_kernels(self):
+        calls = self.plots["ladder_4096.png"]
+        labels = calls_named(calls, "set_yticklabels")[0]["args"][0]
+        shown = {label.split()[0] for label in labels}
+        chapters = {r["chapter"] for r in fixture_rows()}
+        self.assertEqual(shown, chapters & LADDER_CHAPTERS)
 
 
 class BenchTools(unittest.TestCase):
