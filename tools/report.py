@@ -352,7 +352,8 @@ class Results:
 
     def __init__(self, csv_path, env_path, ladder_shape, shape_named=True):
         self.csv_path, self.env_path = csv_path, env_path
-        self.rows = bs.load_rows(csv_path)
+        self.all_rows = bs.load_rows(csv_path)
+        self.rows = self.all_rows
         self.env = None
         if env_path and os.path.exists(env_path):
             with open(env_path, encoding="utf-8") as f:
@@ -766,10 +767,45 @@ def provenance(res, t, student, now):
 
 # ---- the plots -------------------------------------------------------------------------------
 
-def chapter_colors(chapters):
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-               "#bcbd22", "#17becf"]
-    return {c: palette[i % len(palette)] for i, c in enumerate(sorted(chapters))}
+# One colour per chapter, by its number, so a chapter keeps its colour in every plot and report.
+# None is black or grey: those are cuBLAS's lines and the reference lines.
+CHAPTER_PALETTE = ["#8c564b", "#17becf", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#1f77b4", "#bcbd22",
+                   "#e377c2", "#b8860b"]
+# One marker and one dash pattern per precision. Dash patterns are spelled out (on, off, ... in
+# line widths) with gaps wide enough to read at the plots' widths: matplotlib's "-." looks solid
+# there. A chapter's lines differ from each other in both; cuBLAS's are black with hollow markers.
+DTYPE_MARKERS = {"fp32": "o", "tf32": "s", "fp16": "^", "bf16": "D"}
+DTYPE_DASHES = {"fp32": "-", "tf32": (0, (6, 2.5)), "fp16": (0, (1.2, 2)), "bf16": (0, (7, 2.5, 1.2, 2.5))}
+
+
+def chapter_color(chapter):
+    number = chapter[:2]
+    return CHAPTER_PALETTE[int(number) % len(CHAPTER_PALETTE)] if number.isdigit() else "#7f7f7f"
+
+
+def size_plot_series(res):
+    """The lines of GFLOP/s against size (cubes only: one number per size), as dicts of plot
+    arguments: cuBLAS in each precision (from the baseline rows, chapter 07's where it ran that
+    size), then the best variant of each chapter across sizes (the sweep table's chapters)."""
+    series = []
+    baselines = defaultdict(dict)  # variant -> size -> gflops, chapter 07 first
+    for r in sorted(res.all_rows, key=lambda r: r["chapter"] != bs.PREFERRED_CUBLAS_CHAPTER):
+        s, g = bs.shape_of(r), bs.number(r["gflops"])
+        if r["variant"] in bs.GPU_BASELINES and r["status"] == "PASS" and g and s[0] == s[1] == s[2]:
+            baselines[r["variant"]].setdefault(s[0], g)
+    for variant, dtype in bs.GPU_BASELINES.items():
+        pts = sorted(baselines.get(variant, {}).items())
+        if pts:
+            series.append(dict(x=[p[0] for p in pts], y=[p[1] for p in pts], label=f"cuBLAS {dtype.upper()} ({variant})",
+                               color="black", linestyle=DTYPE_DASHES[dtype], marker=DTYPE_MARKERS[dtype],
+                               markerfacecolor="white", linewidth=1.8, alpha=0.8))
+    for chapter, dtype in res.sweep_keys:
+        pts = sorted((s[0], bs.number(r["gflops"])) for s, r in res.best[(chapter, dtype)].items() if s[0] == s[1] == s[2])
+        if pts:
+            series.append(dict(x=[p[0] for p in pts], y=[p[1] for p in pts], label=f"{chapter} ({dtype})",
+                               color=chapter_color(chapter), linestyle=DTYPE_DASHES.get(dtype, "-"),
+                               marker=DTYPE_MARKERS.get(dtype, "o"), linewidth=1.5))
+    return series
 
 
 def make_plots(res, plot_dir):
@@ -782,32 +818,17 @@ def make_plots(res, plot_dir):
     except ImportError:
         return None
     os.makedirs(plot_dir, exist_ok=True)
-    colors = chapter_colors({k[0] for k in res.keys} | {r["chapter"] for r in res.rows})
-    styles = {"fp32": "-", "tf32": "--", "fp16": ":", "bf16": "-."}
-    markers = {"fp32": "o", "tf32": "s", "fp16": "^", "bf16": "D"}
+    colors = defaultdict(str, {c: chapter_color(c) for c in {r["chapter"] for r in res.all_rows}})
+    styles, markers = DTYPE_DASHES, DTYPE_MARKERS
     gpu_name = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.rows if r["cc"]), "")
 
-    # 1. GFLOP/s against size (cubes only: one number per size). cuBLAS is drawn from the baseline
-    #    rows (chapter 07's where it ran that size), so chapter 07's own variants are left out.
+    # 1. GFLOP/s against size.
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    baselines = defaultdict(dict)  # variant -> size -> gflops, chapter 07 first
-    for r in sorted(res.rows, key=lambda r: r["chapter"] != bs.PREFERRED_CUBLAS_CHAPTER):
-        s, g = bs.shape_of(r), bs.number(r["gflops"])
-        if r["variant"] in bs.GPU_BASELINES and r["status"] == "PASS" and g and s[0] == s[1] == s[2]:
-            baselines[r["variant"]].setdefault(s[0], g)
-    for variant in bs.GPU_BASELINES:
-        pts = baselines.get(variant)
-        if pts:
-            xs = sorted(pts)
-            ax.plot(xs, [pts[x] for x in xs], styles[bs.GPU_BASELINES[variant]], color="black", linewidth=2.2,
-                    alpha=0.6, label=f"cuBLAS {bs.GPU_BASELINES[variant].upper()} ({variant})")
-    for key in res.sweep_keys:
-        pts = sorted((s[0], bs.number(r["gflops"])) for s, r in res.best[key].items() if s[0] == s[1] == s[2])
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], styles.get(key[1], "-"), marker=markers.get(key[1], "o"),
-                    color=colors[key[0]], label=f"{key[0]} ({key[1]})")
+    for line in size_plot_series(res):
+        ax.plot(line.pop("x"), line.pop("y"), **line)
     if res.ceilings.get("fp32_theory"):
-        ax.axhline(res.ceilings["fp32_theory"], color="gray", linestyle="-.", linewidth=1, label="FP32 peak (theory)")
+        ax.axhline(res.ceilings["fp32_theory"], color="gray", linestyle=(0, (4, 4)), linewidth=1,
+                   label="FP32 peak (theory)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("M = N = K")
@@ -853,10 +874,10 @@ def make_plots(res, plot_dir):
     for dtype, label in (("fp32", "FP32"), ("tf32", "TF32 tensor cores"), ("fp16", "FP16 and BF16 tensor cores")):
         if c.get(dtype):
             roof = [min(c[dtype][0], x * bw[0]) if bw else c[dtype][0] for x in xs]
-            ax.plot(xs, roof, styles[dtype], color="black", linewidth=1.6,
+            ax.plot(xs, roof, linestyle=styles[dtype], color="black", linewidth=1.6,
                     label=f"{label} {c[dtype][0]:.0f} GFLOP/s ({c[dtype][1]})")
     if c.get("fp32") and c["fp32"][1] == "measured" and c.get("fp32_theory"):
-        ax.axhline(c["fp32_theory"], color="gray", linestyle="-.", linewidth=1, label="FP32 peak (theory)")
+        ax.axhline(c["fp32_theory"], color="gray", linestyle=(0, (4, 4)), linewidth=1, label="FP32 peak (theory)")
     for r, ai in zip(gpu_rows, ais):
         ax.scatter(ai, bs.number(r["gflops"]), s=12, color=colors[r["chapter"]], alpha=0.35,
                    marker=markers.get(r["dtype"], "o"))

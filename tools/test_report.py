@@ -118,6 +118,12 @@ def recorded_plots(tmp, **settings):
         return {entry["file"]: entry["calls"] for entry in map(json.loads, f)}
 
 
+def json_key(value):
+    """A hashable form of a recorded argument (a dash pattern comes back as nested lists)."""
+    import json
+    return json.dumps(value)
+
+
 def calls_named(calls, name):
     return [c for c in calls if c["call"] == name]
 
@@ -634,6 +640,28 @@ class Plots(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_every_line_against_size_has_its_own_colour_and_marker(self):
+        # cuBLAS FP32 and cuBLAS BF16 were both black, without markers, solid and dash-dot: at that
+        # width they looked the same. Two lines of one colour must differ in marker and in dashes.
+        series = []
+        for c in calls_named(self.plots["gflops_vs_size.png"], "plot"):
+            kw = c["kwargs"]
+            fmt = c["args"][2] if len(c["args"]) > 2 else ""
+            dashes = kw.get("linestyle", kw.get("ls", "".join(ch for ch in fmt if ch in "-.:") or "-"))
+            series.append((kw["label"], kw.get("color"), kw.get("marker") or "".join(ch for ch in fmt if ch.isalpha()),
+                           json_key(dashes)))
+        labels = [s[0] for s in series]
+        self.assertTrue({"cuBLAS FP32 (cublas_sgemm)", "cuBLAS BF16 (cublas_bgemm)",
+                         "09_hopper_wgmma (fp16)", "09_hopper_wgmma (bf16)"} <= set(labels), labels)
+        for label, colour, marker, dashes in series:
+            self.assertTrue(colour, label)
+            self.assertTrue(marker, label)  # a marker on every line: dashes alone are not enough
+        for i, a in enumerate(series):
+            for b in series[i + 1:]:
+                if a[1] == b[1]:
+                    self.assertNotEqual(a[2], b[2], f"{a[0]} and {b[0]}: same colour and marker")
+                    self.assertNotEqual(a[3], b[3], f"{a[0]} and {b[0]}: same colour and dashes")
 
     def test_the_ladder_figure_is_the_chapters_own_kernels(self):
         calls = self.plots["ladder_4096.png"]
