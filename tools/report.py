@@ -860,7 +860,7 @@ def make_plots(res, plot_dir):
     plt.close(fig)
 
     # 3. Roofline.
-    fig, ax = plt.subplots(figsize=(9, 6))
+    fig, ax = plt.subplots(figsize=(11.5, 6))
     gpu_rows = [r for r in res.rows if in_ladder(r["chapter"]) and not bs.is_baseline(r) and bs.number(r["gflops"])]
     ais = [intensity(r) for r in gpu_rows] or [1.0]
     c = res.ceilings
@@ -869,7 +869,11 @@ def make_plots(res, plot_dir):
     x_lo, x_hi = min(ais + ridges) / 4, max(ais + ridges) * 4
     xs = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
     if bw:
-        ax.plot(xs, [x * bw[0] for x in xs], color="black", linewidth=1, alpha=0.4,
+        # The memory roof stops where it meets the highest compute ceiling (its ridge point):
+        # beyond it a kernel is bound by compute, and the line would cross every ceiling.
+        top = max(ridges) if ridges else x_hi
+        mem_xs = [x for x in xs if x < top] + [top]
+        ax.plot(mem_xs, [x * bw[0] for x in mem_xs], color="black", linewidth=1, alpha=0.4,
                 label=f"memory {bw[0]:.0f} GB/s ({bw[1]})")
     for dtype, label in (("fp32", "FP32"), ("tf32", "TF32 tensor cores"), ("fp16", "FP16 and BF16 tensor cores")):
         if c.get(dtype):
@@ -896,8 +900,8 @@ def make_plots(res, plot_dir):
     ax.set_title(f"Roofline - {gpu_name}")
     ax.grid(True, which="both", alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        # Above the memory roof nothing can be plotted; without it, the lower right is emptier.
-        ax.legend(fontsize=6.5, loc="upper left" if bw else "lower right")
+        # Beside the axes: inside, it would hide the memory roof or the points.
+        ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
     fig.savefig(os.path.join(plot_dir, names[2]), dpi=130)
     plt.close(fig)

@@ -663,6 +663,19 @@ class Plots(unittest.TestCase):
                     self.assertNotEqual(a[2], b[2], f"{a[0]} and {b[0]}: same colour and marker")
                     self.assertNotEqual(a[3], b[3], f"{a[0]} and {b[0]}: same colour and dashes")
 
+    def test_the_memory_roof_ends_at_the_ridge(self):
+        # Past the ridge point the memory line would run through the compute ceilings: it stops on
+        # the highest of them (FP16 and BF16 tensor cores: 960000 GFLOP/s, 4100 GB/s measured).
+        lines = [c for c in calls_named(self.plots["roofline.png"], "plot")
+                 if c["kwargs"].get("label", "").startswith("memory")]
+        self.assertEqual(len(lines), 1)
+        xs, ys = lines[0]["args"][:2]
+        ridge = 960000 / 4100
+        self.assertAlmostEqual(xs[-1], ridge, places=6)
+        self.assertAlmostEqual(ys[-1], 960000, places=3)
+        self.assertLessEqual(max(ys), 960000 * (1 + 1e-12))
+        self.assertLess(xs[0], 55000 / 4100)  # and it starts left of the lowest ridge (FP32)
+
     def test_the_ladder_figure_is_the_chapters_own_kernels(self):
         calls = self.plots["ladder_4096.png"]
         labels = calls_named(calls, "set_yticklabels")[0]["args"][0]
