@@ -150,16 +150,31 @@ TEXT = {
         "no_tc": "No TF32, FP16 or BF16 rows at {shape} in these results: run chapter 06 (`make bench`, or "
                  "`./06_tensor_core_wmma/06_tensor_core_wmma --size 4096 --csv ...`).",
         "prec_caption": "What each precision costs in accuracy at {shape}: the variants that passed (cuBLAS "
-                        "apart), FP32 from chapter 05 as the yardstick. u = 2^-p is the largest relative error "
+                        "apart), FP32 from {yardstick} as the yardstick. u = 2^-p is the largest relative error "
                         "of rounding one input to nearest (p = significand bits).",
         "prec_note": "FP16 and TF32 inputs have the same u, 8192 times FP32's; FP16's 5-bit exponent also "
                      "narrows the range (largest 65504, smallest normal about 6.1e-5), TF32 keeps FP32's. "
                      "BF16 keeps FP32's 8-bit exponent, and so its range, with only 8 significand bits: its u "
                      "is 8 times FP16's. "
-                     "Every rel. error here is measured against the reference computed from the inputs *as "
-                     "rounded* to the variant's precision, so it shows the FP32 accumulation only; what the "
-                     "rounding of the inputs adds on top (of the order of u) is printed by "
+                     "Every rel. error here is measured against the reference computed from the inputs rounded "
+                     "to nearest in the variant's precision; what rounding the inputs at all costs is printed by "
                      "`make -C 06_tensor_core_wmma lab && ./06_tensor_core_wmma/lab/tune_06 --precision --sizes 1024,4096`.",
+        # The lines under the precision table, computed from its numbers (precision_against_u).
+        "u_head": "**The largest errors against u of the inputs, at K = {K}:**",
+        "u_line": "- **{dtype}**: largest {err} = {ratio} u, {side}{who}: {why}",
+        "u_above": "above u", "u_below": "below u", "u_of": "`{variant}` of {chapter}", "u_more": ", and {n} more",
+        "why_fp32": "u is the accumulation's own rounding, and a sum of K products rounds K times, so its error "
+                    "grows with K: of the order of √K·u = {typical} with random signs, at most K·u = {worst} of "
+                    "Σ|a·b| (the check's bound).",
+        "why_below": "the reference starts from the same rounded inputs, so what is left is the FP32 accumulation "
+                     "(of the order of √K·2^-23 = {typical}).",
+        "why_tf32": "more than the FP32 accumulation gives (of the order of √K·2^-23 = {typical}); the likely "
+                    "difference is in the inputs: tensor cores that read FP32 data as TF32 drop its low 13 bits "
+                    "(truncation) where the reference rounds to nearest, which moves each factor by up to "
+                    "2^-10 = 2 u. The check allows for that in TF32 (its bound per entry: {bound} · Σ|a·b|).",
+        "why_other": "more than the FP32 accumulation gives (of the order of √K·2^-23 = {typical}): the kernel "
+                     "rounds its inputs or its sums differently from the reference; the check's bound per entry is "
+                     "{bound} · Σ|a·b|.",
         "plot3": "Roofline with the measured ceilings; every variant at every shape it ran on, at its "
                  "minimum-traffic FLOP/byte; the best of each chapter at {shape} labelled.",
         "step": "step",
@@ -245,14 +260,24 @@ TEXT = {
                       "占 cuBLAS 的 %：与相同精度的 cuBLAS 相比；相对误差的含义同第 5 节。",
         "no_tc": "结果中没有 {shape} 上的 TF32、FP16 或 BF16 行：请运行第 06 章（`make bench`，或 "
                  "`./06_tensor_core_wmma/06_tensor_core_wmma --size 4096 --csv ...`）。",
-        "prec_caption": "各精度在 {shape} 上的精度代价：通过检查的变体（cuBLAS 单列），以第 05 章的 FP32 为标尺。"
+        "prec_caption": "各精度在 {shape} 上的精度代价：通过检查的变体（cuBLAS 单列），以 {yardstick} 的 FP32 为标尺。"
                         "u = 2^-p 是把一个输入舍入到最近值时的最大相对误差（p = 有效数字位数）。",
         "prec_note": "FP16 与 TF32 输入的 u 相同，是 FP32 的 8192 倍；FP16 只有 5 位指数，范围也更窄"
                      "（最大 65504，最小正规数约 6.1e-5），TF32 保留了 FP32 的范围。BF16 保留了 FP32 的 8 位指数"
                      "（因而范围与 FP32 相同），但只有 8 位有效数字：它的 u 是 FP16 的 8 倍。这里的每个相对误差都是相对于"
-                     "由*舍入到该变体精度之后*的输入算出的参考结果测得的，所以只反映 FP32 累加的误差；输入舍入本身"
-                     "额外带来的误差（与 u 同一量级）由 "
+                     "由*按最近舍入到该变体精度之后*的输入算出的参考结果测得的；输入舍入本身的代价由 "
                      "`make -C 06_tensor_core_wmma lab && ./06_tensor_core_wmma/lab/tune_06 --precision --sizes 1024,4096` 打印。",
+        "u_head": "**最大误差与输入的 u 相比（K = {K}）：**",
+        "u_line": "- **{dtype}**：最大 {err} = {ratio} u，{side}{who}：{why}",
+        "u_above": "高于 u", "u_below": "低于 u", "u_of": "{chapter} 的 `{variant}`", "u_more": "，另有 {n} 个",
+        "why_fp32": "u 就是累加本身的舍入误差，而 K 个乘积之和要舍入 K 次，所以误差随 K 增长：符号随机时约为 "
+                    "√K·u = {typical}，最多为 Σ|a·b| 的 K·u = {worst}（即检查所用的误差界）。",
+        "why_below": "参考结果从同样舍入后的输入算起，剩下的只有 FP32 累加的误差（约为 √K·2^-23 = {typical}）。",
+        "why_tf32": "超过了 FP32 累加所能带来的误差（约为 √K·2^-23 = {typical}）；差别很可能在输入上："
+                    "把 FP32 数据当作 TF32 读取的张量核心会丢掉低 13 位（截断），而参考结果按最近舍入，"
+                    "每个因子因此最多相差 2^-10 = 2 u。检查对 TF32 考虑了这一点（每个元素的误差界：{bound} · Σ|a·b|）。",
+        "why_other": "超过了 FP32 累加所能带来的误差（约为 √K·2^-23 = {typical}）：核函数对输入或部分和的舍入方式"
+                     "与参考结果不同；检查对每个元素的误差界是 {bound} · Σ|a·b|。",
         "plot3": "带实测上限的屋顶线：每个变体在其运行过的每个形状上，按最小访存量的 FLOP/字节放置；"
                  "各章在 {shape} 上的最佳变体带标注。",
         "step": "步骤",
@@ -670,13 +695,15 @@ def precision_table(res, t):
     yardstick = FP32_YARDSTICK_CHAPTER if FP32_YARDSTICK_CHAPTER in fp32_chapters else \
         (fp32_chapters[-1] if fp32_chapters else None)
     tensor = {r["chapter"] for r in tensor_core_rows(res, shape)}
-    per_dtype = {}
+    per_dtype, variant_errs = {}, {}
     for dtype in SIGNIFICAND_BITS:
         chapters = {yardstick} if dtype == "fp32" else tensor
         rows = [r for r in at_shape if r["dtype"] == dtype and r["chapter"] in chapters]
         errs = sorted(e for e in (bs.number(r["rel_err"]) for r in rows if not bs.is_baseline(r)) if e is not None)
         lib = [e for e in (bs.number(r["rel_err"]) for r in rows if bs.is_baseline(r)) if e is not None]
         per_dtype[dtype] = (sorted({r["chapter"] for r in rows}), errs, lib)
+        variant_errs[dtype] = [(bs.number(r["rel_err"]), r) for r in rows
+                               if not bs.is_baseline(r) and bs.number(r["rel_err"]) is not None]
     if not any(per_dtype[d][1] for d in TENSOR_DTYPES):
         return t["no_tc"].format(shape=shape_text(shape))
     fp32_errs = per_dtype["fp32"][1]
@@ -691,8 +718,48 @@ def precision_table(res, t):
                      fmt_ratio(ratio) if dtype != "fp32" else "1", ", ".join(chapters) or "-"])
     header = [t["precision"], t["inputs"], t["u_in"], t["n_variants"], t["err_median"], t["err_max"],
               t["err_cublas"], t["vs_fp32"], t["from"]]
-    return (t["prec_caption"].format(shape=shape_text(shape)) + "\n\n" + md_table(header, body, right={3, 4, 5, 6, 7})
-            + "\n\n" + t["prec_note"])
+    return (t["prec_caption"].format(shape=shape_text(shape), yardstick=yardstick or "-") + "\n\n"
+            + md_table(header, body, right={3, 4, 5, 6, 7}) + "\n\n" + t["prec_note"] + "\n\n"
+            + precision_against_u(variant_errs, shape[2], t))
+
+
+def check_gamma(dtype, K):
+    """The factor of the check's bound per entry, |C - C_ref| <= gamma * sum_k |a_ik * b_kj| (+ tiny),
+    as common/numerics.cpp's tolerance_for computes it (keep the two in step): K + 2 roundings of
+    the accumulation (u = 2^-24 on the CUDA cores, 2^-23 on tensor cores, which may truncate inside
+    their sums), plus 2^-9 for TF32 inputs that a device truncates where the reference rounds."""
+    u = 2.0 ** -24 if dtype == "fp32" else 2.0 ** -23
+    nu = min((K + 2) * u, 0.5)
+    return (2.0 ** -9 if dtype == "tf32" else 0.0) + nu / (1 - nu)
+
+
+def precision_against_u(variant_errs, K, t):
+    """One line per precision under the precision table: its largest error against u of its inputs,
+    above or below, and why, from the numbers themselves (not a sentence written for one GPU)."""
+    lines = [t["u_head"].format(K=K)]
+    for dtype, bits in SIGNIFICAND_BITS.items():
+        found = variant_errs.get(dtype) or []
+        if not found:
+            continue
+        u = 2.0 ** -bits
+        largest = max(e for e, _ in found)
+        above = sorted((x for x in found if x[0] > u), key=lambda x: -x[0])
+        who = ""
+        if above and dtype != "fp32":  # in FP32 every variant is there for the same reason: K
+            named = [t["u_of"].format(variant=r["variant"], chapter=r["chapter"]) for _, r in above[:3]]
+            more = t["u_more"].format(n=len(above) - 3) if len(above) > 3 else ""
+            who = (" (" + ", ".join(named) + more + ")") if t is TEXT["en"] else ("（" + "、".join(named) + more + "）")
+        acc_typical = fmt_err(K ** 0.5 * 2.0 ** -23)
+        if dtype == "fp32":
+            why = t["why_fp32"].format(typical=fmt_err(K ** 0.5 * u), worst=fmt_err(K * u))
+        elif not above:
+            why = t["why_below"].format(typical=acc_typical)
+        else:
+            key = "why_tf32" if dtype == "tf32" else "why_other"
+            why = t[key].format(typical=acc_typical, bound=fmt_err(check_gamma(dtype, K)))
+        lines.append(t["u_line"].format(dtype=dtype, err=fmt_err(largest), ratio=f"{largest / u:.2g}",
+                                        side=t["u_above"] if largest > u else t["u_below"], who=who, why=why))
+    return "\n".join(lines)
 
 
 

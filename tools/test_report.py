@@ -311,6 +311,16 @@ class ReportFixture(unittest.TestCase):
         self.assertIn("| bf16 | BF16：8 位有效数字（存 7 位），8 位指数 | 2^-8 = 3.91e-03 |", self.zh)
         self.assertIn("--precision", self.en)
 
+    def test_precision_text_says_which_errors_are_above_u(self):
+        # The fixture's errors: FP32 (chapter 05) 1.4e-07, above FP32's u = 2^-24 (a sum of K terms);
+        # every tensor-core precision far below its u.
+        block_en, block_zh = block(self.en, "PRECISION_TABLE"), block(self.zh, "PRECISION_TABLE")
+        self.assertIn("- **fp32**: largest 1.40e-07 = 2.3 u, above u: u is the accumulation's own rounding", block_en)
+        self.assertIn("- **tf32**: largest 2.30e-07 = 0.00047 u, below u:", block_en)
+        self.assertIn("- **bf16**: largest 1.60e-07 = 4.1e-05 u, below u:", block_en)
+        self.assertIn("- **fp32**：最大 1.40e-07 = 2.3 u，高于 u：", block_zh)
+        self.assertIn("- **tf32**：最大 2.30e-07 = 0.00047 u，低于 u：", block_zh)
+
     def test_hopper_section_fills_from_the_csv(self):
         self.assertIn("### 4.9 Hopper: TMA, wgmma and warp specialization (chapter 09)", self.en)
         self.assertIn("### 4.9 Hopper：TMA、wgmma 与 warp 专门化（第 09 章）", self.zh)
@@ -615,6 +625,27 @@ class ReportEdgeCases(unittest.TestCase):
             self.assertEqual(ladders, [name])  # the plot of the shape before is gone
             with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
                 self.assertIn(f"(plots/{name})", f.read())
+
+    def test_a_tensor_core_error_above_u_is_named_and_explained(self):
+        # As on the H200: chapter 09's TF32 step, whose tensor cores read FP32 data as TF32, is off
+        # by 8.03e-04 against the reference from inputs rounded to nearest: above u = 4.88e-04.
+        path = os.path.join(self.tmp, "tf32.csv")
+        with open(FIXTURE_CSV, encoding="utf-8") as f:
+            text = f.read()
+        row = [line for line in text.splitlines() if line.startswith("09_hopper_wgmma,tf32_persistent,tf32,4096,")]
+        self.assertEqual(len(row), 1)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace(row[0], row[0].replace(",2.300e-07,", ",8.030e-04,")))
+        en, zh = self.fill_without_plots(csv_path=path)
+        prec = block(en, "PRECISION_TABLE")
+        self.assertIn("| 8.03e-04 |", prec)
+        line = next(l for l in prec.splitlines() if l.startswith("- **tf32**"))
+        self.assertIn("largest 8.03e-04 = 1.6 u, above u (`tf32_persistent` of 09_hopper_wgmma)", line)
+        self.assertIn("truncat", line)
+        self.assertNotIn("below u", line)
+        self.assertNotIn("FP32 accumulation only", prec)  # what the note said before, next to 8.03e-04
+        line = next(l for l in block(zh, "PRECISION_TABLE").splitlines() if l.startswith("- **tf32**"))
+        self.assertIn("最大 8.03e-04 = 1.6 u，高于 u（09_hopper_wgmma 的 `tf32_persistent`）", line)
 
     def test_without_chapter_09_its_section_says_why(self):
         # A bench on a GPU that is not compute capability 9.0 has no chapter 09 rows.
