@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""test_kit_leaks.py - tests of the starter kit's leak scan (tools/kit_leaks.py), no GPU needed.
+
+On a small fixture workbook (toy code that is not GEMM, so that this file, which ships in the kit,
+holds no solution of the workbook): a clean kit has no leak, and quoting one short statement or
+the index algebra is none; half a solution region planted anywhere is caught by the finer rule
+(distinctive windows) and named: in a note's fenced block, in `inline` spans one statement per
+sentence (which the long-run rule misses), after a '/*' in a note's prose, in a Python string or
+'#' comments, in a shell script, in a lab/ file's code or comments, in a file that is not UTF-8;
+twin regions of one chapter keep their windows; chapters= counts the regions of the homework
+chapters and those outside any chapter only; binary files are skipped.
+
+On this workbook: a kit made with `student_kit.py make` has no leak, and half a region planted in
+a chapter's note, in a tools/ script and in a lab/ file is caught, named, and counted only when its
+chapter is part of the homework.
+
+Run: tools/test_kit_leaks.py (stdlib unittest). It ends with
+"[test_kit_leaks] test cases: P passed, F failed, S skipped" and, when WB_TEST_SUMMARY is set,
+appends "test_kit_leaks P F S" to that file (tools/run_tests.sh adds them up). Exit status 1 on a
+failure. Inside a student kit (no solution regions left) the tests on this workbook are skipped.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TOOLS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TOOLS)
+sys.path.insert(0, TOOLS)
+import kit_leaks as kl  # noqa: E402
+import student_kit as sk  # noqa: E402
+
+# ---- the fixture workbook --------------------------------------------------------------------------
+
+def markers(text):
+    """The fixture with its region markers spelled out: written as <<SOL / SOL>> and <<INS / INS>>
+    here, so that this file, which ships in the kit, holds no marker itself."""
+    for short, kind in (("SOL", "SOLUTION"), ("INS", "INSTRUCTOR ONLY")):
+        text = text.replace(f"<<{short}", "// BEGIN " + kind).replace(f"{short}>>", "// END " + kind)
+    return text
+
+
+ALPHA = markers("""// alpha.h - chapter 01 of the fixture: a histogram of the bytes of a buffer.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+inline std::vector<long> byte_histogram(const unsigned char* data, std::size_t size) {
+    std::vector<long> counts(256, 0);
+    <<SOL: four partial histograms, one per byte of a word, summed at the end
+    std::vector<long> partial(4 * 256, 0);
+    std::size_t cursor = 0;
+    for (; cursor + 4 <= size; cursor += 4) {
+        for (int lane = 0; lane < 4; ++lane) partial[lane * 256 + data[cursor + lane]] += 1;
+    }
+    while (cursor < size) partial[data[cursor++]] += 1;
+    for (int value = 0; value < 256; ++value) {
+        long total = 0;
+        for (int lane = 0; lane < 4; ++lane) total += partial[lane * 256 + value];
+        counts[value] = total;
+    }
+    SOL>>
+    return counts;
+}
+""")
+
+# Two regions of one chapter that differ in one comparison (as 02's two kernels differ in x and y).
+BETA = markers("""// beta.h - chapter 02 of the fixture: running extremes of a series, NaN kept once it appears.
+#pragma once
+#include <cmath>
+
+inline void running_maximum(const float* values, float* out, int count) {
+    <<SOL: out[i] = the largest of values[0..i]; NaN from its first appearance on
+    float current = values[0];
+    for (int index = 0; index < count; ++index) {
+        const float sample = values[index];
+        if (std::isnan(sample) || std::isnan(current)) current = NAN;
+        else if (sample > current) current = sample;
+        out[index] = current;
+    }
+    SOL>>
+}
+
+inline void running_minimum(const float* values, float* out, int count) {
+    <<SOL: out[i] = the smallest of values[0..i]; NaN from its first appearance on
+    float current = values[0];
+    for (int index = 0; index < count; ++index) {
+        const float sample = values[index];
+        if (std::isnan(sample) || std::isnan(current)) current = NAN;
+        else if (sample < current) current = sample;
+        out[index] = current;
+    }
+    SOL>>
+}
+
+<<INS: a wrong answer for the tests
+inline float wrong_maximum(float a, float b) { return a < b ? a : b; }
+INS>>
+""")
+
+# A region outside any chapter folder: it counts whatever the homework.
+SHARED = markers("""// shared.h - a helper of every chapter of the fixture.
+#pragma once
+
+inline long clamp_or_wrap(long index, long length, bool wrap) {
+    <<SOL: wrap: index modulo length into [0, length); else clamp to [0, length - 1]
+    if (length <= 0) return 0;
+    if (wrap) {
+        const long remainder = index % length;
+        return remainder < 0 ? remainder + length : remainder;
+    }
+    if (index < 0) return 0;
+    return index >= length ? length - 1 : index;
+    SOL>>
+}
+""")
+
+NOTES = """# 01 · a histogram
+
+Each of four lanes owns a partial histogram: byte `j` of word `w` counts into `partial[j][value]`,
+and the result is `counts[v] = partial[0][v] + partial[1][v] + partial[2][v] + partial[3][v]`.
+The tail runs `while (cursor < size)`. Results live in `results/*.csv` and /* are not code.
+"""
+
+FILES = {
+    "01_alpha/alpha.h": ALPHA,
+    "01_alpha/README.md": NOTES,
+    "01_alpha/README.zh-CN.md": NOTES,
+    "01_alpha/lab/explore.cu": '#include "../alpha.h"\nint main() { return 0; }\n',
+    "02_beta/beta.h": BETA,
+    "02_beta/test_02_beta.cu": '#include "beta.h"\n// the tests\n',
+    "common/shared.h": SHARED,
+    "tools/helper.py": '#!/usr/bin/env python3\n"""A helper."""\nimport sys\n\nprint(sys.argv)\n',
+    "tools/run.sh": "#!/bin/sh\n# runs the fixture\necho run\n",
+}
+
+
+def region_body(text, n=0):
+    """The lines inside the n-th solution region of `text`."""
+    regions = [r for r in sk.parse_regions(text, "fixture") if r.kind == sk.SOLUTION]
+    return text.splitlines(keepends=True)[regions[n].begin + 1:regions[n].end]
+
+
+def first_half(text, n=0):
+    body = region_body(text, n)
+    return "".join(body[:max(1, len(body) // 2)])
+
+
+def write(path, text, mode="w"):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, mode, encoding="utf-8") as f:
+        f.write(text)
+
+
+def make_kit(repo, kit, chapters=None):
+    """A kit of the fixture: the counted chapters' regions (and every instructor-only one) replaced
+    by their placeholders, a chapter outside `chapters` kept whole but for its instructor-only
+    regions, as student_kit.py makes them."""
+    for here, _, names in os.walk(repo):
+        for n in names:
+            src = os.path.join(here, n)
+            rel = os.path.relpath(src, repo).replace(os.sep, "/")
+            with open(src, encoding="utf-8") as f:
+                text = f.read()
+            if sk.is_source(rel) and sk.parse_regions(text, rel):
+                chapter = rel.split("/")[0] if re.match(r"\d\d_[^/]+/", rel) else None
+                if chapters is None or chapter is None or chapter in chapters:
+                    text = sk.strip_solutions(text, rel)[0]
+                else:
+                    lines, out, pos = text.splitlines(keepends=True), [], 0
+                    for r in sk.parse_regions(text, rel):
+                        if r.kind == sk.INSTRUCTOR:
+                            out, pos = out + lines[pos:r.begin], r.end + 1
+                    text = "".join(out + lines[pos:])
+            write(os.path.join(kit, rel), text)
+
+
+class Fixture(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wb-kit-leaks-")
+        self.repo = os.path.join(self.tmp, "repo")
+        self.kit = os.path.join(self.tmp, "kit")
+        for rel, text in FILES.items():
+            write(os.path.join(self.repo, rel), text)
+        make_kit(self.repo, self.kit)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def plant(self, rel, text, mode="a"):
+        write(os.path.join(self.kit, rel), text, mode)
+
+    def pairs(self, leaks):
+        return sorted((x.kit_file, x.region_file, x.region_line) for x in leaks)
+
+    def alpha_line(self):
+        return [r.begin + 1 for r in sk.parse_regions(ALPHA, "a") if r.kind == sk.SOLUTION][0]
+
+
+class FixtureScan(Fixture):
+    def test_a_clean_kit_has_no_leak(self):
+        # The notes quote short pieces and the index algebra; the scripts and lab/ hold no region.
+        self.assertEqual(kl.find_leaks(self.kit, self.repo), [])
+        self.assertEqual(kl.find_leaks(self.kit, self.repo, chapters=["01_alpha", "02_beta"]), [])
+
+    def test_half_a_region_is_caught_by_the_finer_rule_in_every_kind_of_file(self):
+        half = first_half(ALPHA)
+        as_python_string = "FIXTURE = (\n" + "".join(f"    {line!r}\n" for line in half.splitlines(keepends=True)) + ")\n"
+        as_comments = "".join("# " + line for line in half.splitlines(keepends=True))
+        plants = {
+            "01_alpha/README.md": "\n## The answer\n\n```cpp\n" + half + "```\n",
+            "tools/helper.py": as_python_string,
+            "tools/notes.py": as_comments,
+            "tools/run.sh": "cat > /tmp/x.cpp <<'EOF'\n" + half + "EOF\n",
+            "01_alpha/lab/explore.cu": "void copied() {\n" + half + "}\n",
+            "01_alpha/lab/old.cu": "".join("// " + line for line in half.splitlines(keepends=True)),
+            "02_beta/notes.txt": half.replace("\n", " "),
+        }
+        for rel, text in plants.items():
+            with self.subTest(rel):
+                shutil.rmtree(self.kit)
+                make_kit(self.repo, self.kit)
+                self.plant(rel, text)
+                leaks = kl.find_leaks(self.kit, self.repo)
+                self.assertEqual(self.pairs(leaks), [(rel, "01_alpha/alpha.h", self.alpha_line())])
+                self.assertGreaterEqual(leaks[0].windows, kl.LEAK_WINDOWS)
+                said = kl.describe_leak(leaks[0])
+                self.assertIn(f"{rel}: holds ", said)
+                self.assertIn(f"01_alpha/alpha.h:{self.alpha_line()} (four partial histograms", said)
+
+    def test_a_walk_one_statement_per_sentence_is_caught_where_long_runs_miss_it(self):
+        statements = [s.strip() for s in first_half(ALPHA).splitlines() if s.strip()]
+        walk = "\n## Walk\n\n" + "".join(f"Then `{s}` follows, as you would expect.\n" for s in statements)
+        self.plant("01_alpha/README.zh-CN.md", walk)
+        leaks = kl.find_leaks(self.kit, self.repo)
+        self.assertEqual(self.pairs(leaks), [("01_alpha/README.zh-CN.md", "01_alpha/alpha.h", self.alpha_line())])
+        x = leaks[0]
+        self.assertGreaterEqual(x.windows, kl.LEAK_WINDOWS)
+        # Rule 1 alone would not have called it a leak: the prose breaks the runs of the file as read.
+        self.assertLess(x.tokens, kl.LEAK_SHARE * x.total)
+        self.assertLess(x.tokens, kl.LEAK_TOKENS)
+
+    def test_a_comment_opener_in_prose_does_not_hide_the_code_after_it(self):
+        # NOTES says "/* are not code" with no "*/" after it: the fenced block below must still count.
+        self.plant("01_alpha/README.md", "\n```cpp\n" + first_half(ALPHA) + "```\n")
+        self.assertEqual([x.kit_file for x in kl.find_leaks(self.kit, self.repo)], ["01_alpha/README.md"])
+
+    def test_one_short_statement_or_the_index_algebra_is_no_leak(self):
+        self.plant("01_alpha/README.md", "\nThe lanes: `for (int lane = 0; lane < 4; ++lane)`, and the word "
+                   "`w` adds one to partial(lane, data(4 w + lane)).\n")
+        self.plant("tools/helper.py", "# the tail: while (cursor < size)\n")
+        self.assertEqual(kl.find_leaks(self.kit, self.repo), [])
+
+    def test_twin_regions_of_one_chapter_keep_their_windows(self):
+        # running_minimum differs from running_maximum in one token: what they share is chapter
+        # 02's solution in both places, and half of either is caught, named for both.
+        lines = [r.begin + 1 for r in sk.parse_regions(BETA, "b") if r.kind == sk.SOLUTION]
+        self.plant("tools/notes.md", "```cpp\n" + first_half(BETA, 1) + "```\n")
+        leaks = kl.find_leaks(self.kit, self.repo)
+        self.assertEqual(self.pairs(leaks), [("tools/notes.md", "02_beta/beta.h", n) for n in lines])
+        self.assertTrue(all(x.windows >= kl.LEAK_WINDOWS for x in leaks))
+
+    def test_chapters_counts_the_homework_and_what_lies_outside_the_chapters(self):
+        shutil.rmtree(self.kit)
+        make_kit(self.repo, self.kit, chapters=["01_alpha"])  # 02_beta stays whole, solutions in
+        self.assertEqual(kl.find_leaks(self.kit, self.repo, chapters=["01_alpha"]), [])
+        self.assertEqual(kl.find_leaks(self.kit, self.repo, chapters=["01_alpha/"]), [])
+        # Had 02 been homework, its whole file would be the leak.
+        self.assertIn("02_beta/beta.h", [x.kit_file for x in kl.find_leaks(self.kit, self.repo)])
+        beta, shared = "".join(region_body(BETA)), "".join(region_body(SHARED))
+        self.plant("01_alpha/README.md", "\n```cpp\n" + beta + "```\n")
+        self.plant("tools/notes.md", "```cpp\n" + shared + "```\n")
+        self.plant("01_alpha/lab/explore.cu", "void copied() {\n" + first_half(ALPHA) + "}\n")
+        self.assertEqual([(x.kit_file, x.region_file) for x in kl.find_leaks(self.kit, self.repo, chapters=["01_alpha"])],
+                         [("01_alpha/lab/explore.cu", "01_alpha/alpha.h"), ("tools/notes.md", "common/shared.h")])
+        self.assertEqual([(x.kit_file, x.region_file) for x in kl.find_leaks(self.kit, self.repo, chapters=[])],
+                         [("tools/notes.md", "common/shared.h")])
+        with self.assertRaises(ValueError):
+            kl.find_leaks(self.kit, self.repo, chapters=["03_missing"])
+        with self.assertRaises(ValueError):
+            kl.find_leaks(self.kit, self.repo, chapters=["common"])
+
+    def test_a_file_that_is_not_utf8_is_read_and_a_binary_one_is_skipped(self):
+        half = first_half(ALPHA).encode("utf-8")
+        with open(os.path.join(self.kit, "01_alpha", "latin1.txt"), "wb") as f:
+            f.write(b"caf\xe9\n" + half)
+        with open(os.path.join(self.kit, "01_alpha", "blob.bin"), "wb") as f:
+            f.write(b"\0\1\2" + half)
+        self.assertEqual([x.kit_file for x in kl.find_leaks(self.kit, self.repo)], ["01_alpha/latin1.txt"])
+
+    def test_code_tokens(self):
+        code = 'for (int k = 0; k < TILE; ++k) acc += As[ty][k]; // a comment\ns = "http://x"; /* more */\n#pragma unroll\n'
+        self.assertEqual(kl.code_tokens(code),
+                         ["for", "(", "int", "I", "=", "0", ";", "I", "<", "I", ";", "++", "I", ")", "I", "+=",
+                          "I", "[", "I", "]", "[", "I", "]", ";", "I", "=", '"http://x"', ";", "pragma", "unroll"])
+        # Rule 2 keeps the names of four characters or more.
+        self.assertEqual(kl.code_tokens("acc += tile_a[k];", names=True), ["I", "+=", "tile_a", "[", "I", "]", ";"])
+        # Outside C++ a '/*' ends with its line.
+        self.assertEqual(kl.code_tokens("a /* b\nc d", line_comments_only=True), ["I", "/", "*", "I", "I", "I"])
+
+
+# ---- this workbook ----------------------------------------------------------------------------------
+
+def workbook_has_regions():
+    try:
+        return any(r.kind == sk.SOLUTION for rs in sk.scan(ROOT).values() for r in rs)
+    except sk.KitError:
+        return False
+
+
+@unittest.skipUnless(workbook_has_regions(), "this is a student kit: its solution regions were taken out")
+class Workbook(unittest.TestCase):
+    """One kit of this workbook, made with the real command line, and three planted halves."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wb-kit-leaks-")
+        cls.kit = os.path.join(cls.tmp, "kit")
+        cls.made = subprocess.run([sys.executable, os.path.join(TOOLS, "student_kit.py"), "make", cls.kit],
+                                  cwd=ROOT, capture_output=True, text=True)
+        cls.regions = kl.solution_regions(ROOT)[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.assertEqual(self.made.returncode, 0, self.made.stdout + self.made.stderr)
+
+    def half(self, chapter, target):
+        """The first half (by lines) of the first region of `chapter` outside the file `target`
+        whose half is one that the finer rule can tell (see kit_leaks.py: a half that the kit
+        shows elsewhere is not)."""
+        for r in self.regions:
+            if kl.chapter_of(r.path) != chapter or r.path == target:
+                continue
+            with open(os.path.join(ROOT, r.path), encoding="utf-8") as f:
+                text = f.read()
+            n = [x.begin + 1 for x in sk.parse_regions(text, r.path) if x.kind == sk.SOLUTION].index(r.line)
+            half = first_half(text, n)
+            if len(r.distinctive & kl.held_by("x.md", "```\n" + half + "```\n")[1]) >= kl.LEAK_WINDOWS:
+                return r, half
+        self.fail(f"no region of {chapter} to plant")
+
+    def test_a_kit_of_this_workbook_has_no_leak(self):
+        self.assertIn("leak scan: no file of the kit holds a solution", self.made.stdout)
+        leaks = kl.find_leaks(self.kit, ROOT)
+        self.assertEqual(leaks, [], "\n".join(kl.describe_leak(x) for x in leaks))
+
+    def test_planted_halves_are_caught_named_and_counted_by_chapter(self):
+        note_region, note_half = self.half("03_shared_tiling", "03_shared_tiling/README.md")
+        tool_region, tool_half = self.half("08_end_to_end", "tools/bench_summary.py")
+        lab_region, lab_half = self.half("09_hopper_wgmma", "09_hopper_wgmma/lab/ceiling_09.cu")
+        plants = {
+            "03_shared_tiling/README.md": (note_region, "\n```cpp\n" + note_half + "```\n"),
+            "tools/bench_summary.py": (tool_region, "\nEXAMPLE = (\n" + "".join(
+                f"    {line!r}\n" for line in tool_half.splitlines(keepends=True)) + ")\n"),
+            "09_hopper_wgmma/lab/ceiling_09.cu": (lab_region, "\n" + "".join(
+                "// " + line for line in lab_half.splitlines(keepends=True))),
+        }
+        saved = {}
+        try:
+            for rel, (_, text) in plants.items():
+                with open(os.path.join(self.kit, rel), "rb") as f:
+                    saved[rel] = f.read()
+                write(os.path.join(self.kit, rel), text, "a")
+            leaks = kl.find_leaks(self.kit, ROOT)
+            said = "\n".join(kl.describe_leak(x) for x in leaks)
+            found = {(x.kit_file, x.region_file, x.region_line): x for x in leaks}
+            for rel, (r, _) in plants.items():
+                self.assertIn((rel, r.path, r.line), found, said)
+                self.assertGreaterEqual(found[(rel, r.path, r.line)].windows, kl.LEAK_WINDOWS, said)
+                self.assertIn(f"{rel}: holds ", said)
+                self.assertIn(f"{r.path}:{r.line} ({r.hint})", said)
+            # A region of the same chapter may be named too (they share windows), nothing else.
+            self.assertEqual({(x.kit_file, kl.chapter_of(x.region_file)) for x in leaks},
+                             {(rel, kl.chapter_of(r.path)) for rel, (r, _) in plants.items()}, said)
+            # A homework on chapter 03 alone: only the note's plant counts.
+            only_03 = kl.find_leaks(self.kit, ROOT, chapters=["03_shared_tiling"])
+            self.assertEqual({x.kit_file for x in only_03}, {"03_shared_tiling/README.md"})
+            self.assertEqual(kl.find_leaks(self.kit, ROOT, chapters=[]), [])
+        finally:
+            for rel, data in saved.items():
+                with open(os.path.join(self.kit, rel), "wb") as f:
+                    f.write(data)
+
+    def test_notes_describe_the_homework_in_words_not_statements(self):
+        # 03's notes once walked through sgemm_smem_tiled statement by statement.
+        for name in ("README.md", "README.zh-CN.md"):
+            with open(os.path.join(ROOT, "03_shared_tiling", name), encoding="utf-8") as f:
+                text = f.read()
+            self.assertNotRegex(text, r"load_or_zero\(A,|acc \+= As\[ty\]\[k\]", name)
+            self.assertIn("A(row, k0 + tx)", text, name)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, TOOLS)
+    import wb_unittest
+    sys.exit(wb_unittest.run_module(__name__, "test_kit_leaks"))
