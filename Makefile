@@ -119,11 +119,11 @@ report:
 # The student starter kit: the workbook with each solution region replaced by a TODO(student) block.
 student-kit:
 	@test -n "$(KIT_DIR)" || { echo "make student-kit KIT_DIR=/path/outside/the/workbook (new or empty folder)" >&2; exit 2; }
-	@python3 tools/student_kit.py make "$(KIT_DIR)"
+	@python3 tools/student_kit.py make "$(KIT_DIR)" $(if $(HOMEWORK),--homework "$(HOMEWORK)") $(if $(KIT_MANIFEST),--manifest "$(KIT_MANIFEST)")
 
 # No `all` prerequisite on purpose: grade.sh builds each chapter itself, so a broken one does not stop it.
 grade:
-	@bash tools/grade.sh $(if $(MANIFEST),--manifest $(MANIFEST)) $(if $(RUBRIC),--rubric $(RUBRIC))
+	@bash tools/grade.sh $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(if $(KIT_MANIFEST),--manifest "$(KIT_MANIFEST)") $(if $(RUBRIC),--rubric "$(RUBRIC)")
 
 # ---- chapter numbers that name no chapter ------------------------------------------------------
 # `make 3` or `make run-3` would otherwise get make's bare "No rule to make target". Explicit rules
@@ -165,8 +165,10 @@ help:
 	@echo "  make test-NN        one chapter's tests"
 	@echo "  make bench          every chapter on the standard shapes -> results/bench.csv"
 	@echo "  make report         the homework report (report/) from results/bench.csv; STUDENT_ID=, REPORT_CSV="
-	@echo "  make student-kit KIT_DIR=...  the starter kit: solutions replaced by TODO(student) blocks"
-	@echo "  make grade          grade this tree on the GPU -> grade/grade.csv, grade/grade.md; STUDENT_ID=, MANIFEST=, RUBRIC="
+	@echo "  make student-kit KIT_DIR=... [HOMEWORK=\"00 02 03 06\"]  the starter kit: the homework's solutions"
+	@echo "                      replaced by TODO(student) blocks; its grading manifest beside it (KIT_DIR.manifest.json)"
+	@echo "  make grade SUBMISSION=dir KIT_MANIFEST=file  grade a student's tree on the GPU with this workbook's"
+	@echo "                      tools -> grade/grade.csv, grade/grade.md; STUDENT_ID=, RUBRIC=, GRADE_DIR="
 	@echo "  make profile-NN     Nsight Compute with the metrics chapter NN discusses (needs ncu)"
 	@echo "  make sanitize       compute-sanitizer memcheck + racecheck over every GPU chapter;"
 	@echo "                      make sanitize-NN one chapter. Without the tool both say which"

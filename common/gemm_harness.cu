@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gemm_harness.cuh"
+#include "kernel_trace.h"
 
 #ifndef WB_GIT_COMMIT
 #define WB_GIT_COMMIT "unknown"
@@ -228,6 +229,8 @@ size_t GemmProblem::device_bytes(Shape s, float beta, int copies16) {
 
 bool GemmProblem::full_reference(Shape s) { return use_full_reference(s); }
 
+void GemmProblem::prepare_reference(Precision p, cudaStream_t stream) { impl_->reference(p, stream); }
+
 CheckResult GemmProblem::verify(SgemmFn run, Precision p, cudaStream_t stream) {
     Impl& d = *impl_;
     const std::vector<float> C = d.run_once([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA.get(), d.dB.get(), d.beta, d.dC.get(), st); }, stream);
@@ -367,6 +370,7 @@ void print_kernel_resources(const Chapter& ch, const DeviceFacts& dev) {
 int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* rows_out) {
     const DeviceFacts dev = require_device(ch.name);
     const RunInfo info = run_info(ch.name, dev);
+    KernelTrace& trace = KernelTrace::get();  // after the device is up: see kernel_trace.h
 
     std::vector<const SgemmVariant*> sv;
     std::vector<const HgemmVariant*> hv;
@@ -447,8 +451,19 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
             try {
                 CheckResult c;
                 bool checked = opt.check;
-                if (checked) c = verify();
-                Timing t = time();
+                // The trace windows hold the variant's own launches only: the reference (which
+                // may call cuBLAS) is computed before the first one opens.
+                const std::string label = name + " " + to_string(p) + " " + to_string(s);
+                if (checked) {
+                    prob.prepare_reference(p, stream);
+                    KernelTrace::Window w(label);
+                    c = verify();
+                }
+                Timing t;
+                {
+                    KernelTrace::Window w(label);
+                    t = time();
+                }
                 if (is_baseline) baseline[index_of(p)] = s.flops() / (t.ms_median * 1e6);
                 r.status = !checked ? "unchecked" : c.pass ? "PASS" : "FAIL";
                 failed = failed || (checked && !c.pass);
@@ -492,6 +507,7 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
                     [&] { return prob.time(v->run, opt.warmup, opt.reps, stream); }, false);
     }
     cudaStreamDestroy(stream);
+    trace.write();
     if (failed) std::printf("\nverification FAILED for at least one variant (exit status 1)\n");
     return failed ? kExitVerifyFailed : kExitOk;
 }

@@ -159,6 +159,9 @@ public:
     // True when the reference is computed in full on the CPU (else: sample + cuBLAS).
     static bool full_reference(Shape s);
 
+    // Computes the reference for precision p now (verify does it on first use): for large shapes
+    // this runs cuBLAS, which must not fall inside a variant's kernel trace window.
+    void prepare_reference(Precision p, cudaStream_t stream = 0);
     CheckResult verify(const SgemmVariant& v, cudaStream_t stream = 0);
     CheckResult verify(const HgemmVariant& v, cudaStream_t stream = 0);
     // Verifies a launcher that is not in a table (used by tests, e.g. a planted bug).

@@ -1,72 +1,455 @@
 #!/usr/bin/env python3
-"""grade.py - scores a graded run of the workbook (the files tools/grade.sh writes) against the
-rubric, and the checksums of the checker files. Standard library only; needs no GPU.
+"""grade.py - the grader's Python half (tools/grade.sh runs the GPU half). Standard library only; no
+GPU needed.
 
-  python3 tools/grade.py score GRADE_DIR [--rubric FILE] [--manifest FILE] [--root DIR]
-      reads GRADE_DIR/{results.tsv,sweep.csv,bench.csv,checksums.json} and writes
-      GRADE_DIR/grade.csv and GRADE_DIR/grade.md (rubric: report_template/rubric.json)
-  python3 tools/grade.py manifest [--root DIR] > FILE
-      the SHA-256 of every harness and test file (the reference manifest the instructor keeps
-      outside the student's tree; `score --manifest FILE` flags every file that differs)
-  python3 tools/grade.py shapes SEED
-      the random shapes of the correctness sweep for SEED: line 1 all of them, line 2 the small
-      ones that are also run with alpha and beta set
-  python3 tools/grade.py bench-shape [--rubric FILE]
-      the benchmark shape the rubric's performance tiers refer to
+The instructor grades a student's submission with the instructor's own copy of the workbook and
+the manifest that `make student-kit` wrote beside the kit. Nothing of the submission is used but
+the text between its TODO(student) lines: `assemble` writes a fresh kit from the instructor's tree,
+checks it against the manifest, pours the student's region text into it, and lists every other
+difference the submission has (edited tests, tools, launchers, deleted files) by file. What is built
+and run is that tree, with the kit's harness, tests, variant tables and Makefiles.
 
-results.tsv (written by grade.sh), one record per line, tab-separated:
-  seed - S | shapes - LIST | git - COMMIT | started - TIME | bench_shape - SHAPE
-  build CHAPTER ok|fail          (CHAPTER "common" is the shared harness)
-  tests CHAPTER PASSED FAILED SKIPPED EXIT_STATUS   (PASSED "-" when the binary reported nothing)
-  sanitize CHAPTER ok|fail|skipped EXIT_STATUS
-  sweep CHAPTER EXIT_STATUS | bench CHAPTER EXIT_STATUS
-  gradable CHAPTER no CC          (a chapter whose code runs on compute capability CC only, on
-                                   another GPU: not graded, and it costs no points)
+  grade.py assemble --submission DIR --manifest FILE --out DIR
+  grade.py score GRADE_DIR [--rubric FILE]
+  grade.py homework --manifest FILE              the homework chapters, one a line
+  grade.py variants HELP_FILE                    the variant names a program's --help lists
+  grade.py shapes SEED                           the random sweep shapes of SEED (2 lines)
+  grade.py bench-shape [--rubric FILE]           the benchmark shape of the rubric
+  grade.py needs-reference [--rubric FILE]       "yes" when tiers are relative to the reference run
 
-Exit status: 0 done, 2 bad usage, unreadable input, or a GRADE_DIR where grade.csv and grade.md
-cannot be written (found before scoring).
+What `score` reads in GRADE_DIR (grade.sh writes it):
+  results.tsv          seed, shapes, started, bench_shape, gpu_cc; build/tests/program/sweep/bench per
+                       chapter; sanitize CHAPTER TOOL VARIANT ok|fail EXIT ("*": the whole chapter);
+                       gradable CHAPTER no CC
+  sweep.csv, bench.csv the programs' CSV rows; reference.csv: the workbook's own solution on this GPU
+  trace_CH.tsv         the kernels each variant ran (common/kernel_trace.h)
+  sass_CH.txt          cuobjdump -sass of the chapter's program
+  variants_CH.txt      the program's --help (its variant table)
+  changes.tsv, regions.tsv, kernels.tsv   written by assemble
+and writes grade.csv (one row per chapter, variant, report section, total) and grade.md.
+
+Exit status: 0 done; 1 the submission could not be assembled at all; 2 bad usage or unreadable
+input (a manifest that does not match this workbook included).
 """
+import argparse
+import collections
 import csv
 import datetime
-import glob
 import hashlib
 import json
 import os
 import random
+import re
+import shutil
 import subprocess
 import sys
-import tempfile
-from collections import Counter, defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import wb_shapes  # noqa: E402
-from wb_shapes import shape_text  # noqa: E402
+import student_kit as sk
+import wb_shapes
+from wb_shapes import shape_text
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TOOLS)
 DEFAULT_RUBRIC = os.path.join(ROOT, "report_template", "rubric.json")
 BASELINES = {"cublas_sgemm", "cublas_tf32", "cublas_hgemm", "cublas_bgemm"}
-# The files whose checksums make an edited checker visible (relative to the tree's root).
-CHECKED_PATTERNS = [
-    "common/*.h", "common/*.cuh", "common/*.hpp", "common/*.cpp", "common/*.cu", "common/*.mk",
-    "common/Makefile", "common/tests/*", "[0-9][0-9]_*/test_*.cu", "[0-9][0-9]_*/Makefile",
-    "tools/run_tests.sh", "tools/grade.sh", "tools/grade.py", "report_template/rubric.json",
-]
 CSV_COLUMNS = ["kind", "chapter", "variant", "dtype", "build", "tests", "correctness", "worst_rel_err",
-               "sanitizer", "pct_cublas", "points", "max_points", "note",
-               "student", "git", "gpu", "cc", "driver", "runtime", "timestamp", "seed",
-               "harness_sha256", "checker"]
+               "sanitizer", "kernels", "idea", "pct_cublas", "points", "max_points", "note",
+               "student", "gpu", "cc", "driver", "runtime", "timestamp", "seed", "kit", "changes"]
+# Kernel names that belong to libraries (cuBLAS, cuBLASLt, CUTLASS, CUB, Thrust), for the message.
+LIBRARY_RE = re.compile(r"^(sm\d+_|ampere_|volta_|turing_|hopper_|xmma|cublas|cutlass|cub::|thrust::|gemm|"
+                        r"splitKreduce|gemv|dot_kernel|scal_kernel|axpy)", re.I)
 
 
 class UsageError(Exception):
     pass
 
 
-# ---- shapes ------------------------------------------------------------------------------------
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_text(path):
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
+def number(text):
+    try:
+        return float(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+
+
+# ==== assemble: the tree to grade ===================================================================
+
+def load_manifest(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            m = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read the kit manifest {path}: {e}")
+    if m.get("kind") != sk.MANIFEST_KIND or not isinstance(m.get("files"), dict):
+        raise UsageError(f"{path} is not a kit manifest (make student-kit writes one beside the kit)")
+    return m
+
+
+def submission_files(root):
+    """Every file of the submission that is not a build output (relative paths)."""
+    out = []
+    for here, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in sk.SKIP_DIRS and not d.startswith("."))
+        rel = os.path.relpath(here, root)
+        for n in sorted(names):
+            p = os.path.normpath(os.path.join(rel, n)).replace(os.sep, "/")
+            parts = p.split("/")
+            if n.endswith(sk.SKIP_EXTS) or os.path.islink(os.path.join(here, n)):
+                continue
+            if len(parts) == 2 and re.fullmatch(r"\d\d_\w+", parts[0]) and parts[1] in (parts[0], "test_" + parts[0]):
+                continue  # a chapter's binaries
+            out.append(p)
+    return out
+
+
+def code_lines(text):
+    """The lines of `text` with comments, string and character literals taken out."""
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    out = []
+    for line in text.split("\n"):
+        line = re.sub(r'"(\\.|[^"\\])*"|\'(\\.|[^\'\\])*\'', '""', line)
+        out.append(line.split("//", 1)[0])
+    return out
+
+
+def region_problem(text):
+    """Why a student's region text cannot be graded, or "" when it can. The text goes into one
+    function body of the kit: it may not reach outside it (a brace it did not open, a preprocessor
+    directive that renames what follows, marker lines that would confuse the next reader)."""
+    depth = 0
+    for n, line in enumerate(code_lines(text), 1):
+        stripped = line.strip()
+        if stripped.startswith("#") and not re.match(r"#\s*pragma\b", stripped):
+            return f"line {n}: a preprocessor directive ({stripped.split()[0]}) is not allowed in a region"
+        for ch in line:
+            depth += ch == "{"
+            depth -= ch == "}"
+            if depth < 0:
+                return f"line {n}: closes a brace the region did not open (code outside the function)"
+    if depth:
+        return f"opens {depth} brace(s) it does not close"
+    if sk.LOOSE_RE.search(text) or "TODO(student)" in text:
+        return "holds region marker text"
+    return ""
+
+
+def is_blank(text):
+    return not "".join(code_lines(text)).strip()
+
+
+def kit_layout(kit_text, name):
+    """(lines, [TODO blocks]) of a kit file."""
+    return sk.split_lines(kit_text), [t for t in sk.parse_todos(kit_text, name) if t.kind == sk.SOLUTION]
+
+
+def student_regions(text, name, hints):
+    """The student's text of each region of a region file, matched by order and hint, and the file
+    with the regions emptied (to compare with the kit's). Raises sk.KitError when the markers are
+    not the kit's."""
+    lines, todos = kit_layout(text, name)
+    if [t.hint for t in todos] != hints:
+        raise sk.KitError(f"the TODO(student) markers are not the kit's ({len(todos)} found, {len(hints)} expected, "
+                          "or their hints were edited)")
+    contents, blanked, pos = [], [], 0
+    for t in todos:
+        blanked.extend(lines[pos:t.begin + 1])
+        contents.append("".join(lines[t.begin + 1:t.end]))
+        pos = t.end
+    blanked.extend(lines[pos:])
+    return contents, "".join(blanked)
+
+
+def fill_regions(kit_text, name, contents):
+    lines, todos = kit_layout(kit_text, name)
+    out, pos = [], 0
+    for t, text in zip(todos, contents):
+        out.extend(lines[pos:t.begin + 1])
+        if text:
+            out.append(text if text.endswith("\n") else text + "\n")
+        pos = t.end
+    out.extend(lines[pos:])
+    return "".join(out)
+
+
+def edit_size(a, b):
+    """ "N line(s) removed, M added": the size of the edit from text a to text b."""
+    import difflib
+    diff = [line for line in difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm="", n=0)
+            if not line.startswith(("+++", "---"))]
+    return f"{sum(x[:1] == '-' for x in diff)} line(s) removed, {sum(x[:1] == '+' for x in diff)} added"
+
+
+KERNEL_DECL_RE = re.compile(r"__global__\s+(?:(?:static|inline|__noinline__|__forceinline__)\s+)*void\s+(\w+)\s*\(")
+
+
+def declared_kernels(text):
+    """The names of the __global__ functions defined in a source text (outside comments)."""
+    code = "\n".join(code_lines(text))
+    code = re.sub(r"__(launch_bounds|cluster_dims)__\s*\([^()]*\)", " ", code)
+    return set(KERNEL_DECL_RE.findall(code))
+
+
+def assemble(submission, manifest_path, out):
+    m = load_manifest(manifest_path)
+    if not os.path.isdir(submission):
+        raise UsageError(f"the submission {submission} is not a folder")
+    tree = os.path.join(out, "tree")
+    if os.path.exists(tree):
+        raise UsageError(f"{tree} exists already: assemble into a new folder")
+    homework = m["homework"]
+    os.makedirs(tree)
+    files, regions, _ = sk.write_kit(tree, ROOT, homework)
+    differ = sorted(set(files.items()) ^ set(m["files"].items()))
+    if differ:
+        names = sorted({p for p, _ in differ})
+        raise UsageError(f"this workbook is not the one the kit was made from: {len(names)} file(s) of a fresh kit "
+                         f"differ from the manifest (first: {names[0]}); grade from the workbook at commit "
+                         f"{m.get('workbook_git', 'unknown')}")
+
+    changes, region_rows = [], []
+    for p in sorted(m["files"]):
+        src = os.path.join(submission, p)
+        if not os.path.isfile(src):
+            changes.append((p, "MISSING", "the kit's file is used"))
+            if p in m["regions"]:
+                for n, hint in enumerate(m["regions"][p]["hints"], 1):
+                    region_rows.append((p, n, hint, "empty", "the file is missing"))
+            continue
+        if p not in m["regions"]:
+            if sk.file_sha256(src) != m["files"][p]:
+                changes.append((p, "MODIFIED", "not used: the kit's file is graded"))
+            continue
+        hints, kit_text = m["regions"][p]["hints"], m["regions"][p]["kit_text"]
+        text = read_text(src)
+        try:
+            contents, blanked = student_regions(text, p, hints)
+        except sk.KitError as e:
+            changes.append((p, "MARKERS", f"{e}: every region of the file is graded empty"))
+            for n, hint in enumerate(hints, 1):
+                region_rows.append((p, n, hint, "empty", "markers damaged"))
+            continue
+        if blanked != kit_text:
+            changes.append((p, "MODIFIED", f"outside the TODO(student) regions ({edit_size(kit_text, blanked)}): "
+                                           "not used, the kit's text is graded"))
+        accepted = []
+        for n, (hint, body) in enumerate(zip(hints, contents), 1):
+            why = region_problem(body)
+            if is_blank(body):
+                region_rows.append((p, n, hint, "empty", ""))
+                accepted.append("")
+            elif why:
+                region_rows.append((p, n, hint, "rejected", why))
+                accepted.append("")
+            else:
+                region_rows.append((p, n, hint, "filled", f"{body.count(chr(10))} line(s)"))
+                accepted.append(body)
+        with open(os.path.join(tree, p), "w", encoding="utf-8", newline="") as f:
+            f.write(fill_regions(kit_text, p, accepted))
+    for p in submission_files(submission):
+        if p not in m["files"]:
+            changes.append((p, "NEW", "not used"))
+
+    # The kernels each chapter declares outside the regions (the kit's text): a variant may run
+    # these and no others. common/'s are the harness's.
+    kernels = []
+    for p in sorted(files):
+        if p.endswith(sk.SOURCE_EXTS) and "/test_" not in "/" + p:
+            owner = sk.chapter_of_path(p) or p.split("/", 1)[0]
+            text = m["regions"][p]["kit_text"] if p in m["regions"] else read_text(os.path.join(tree, p))
+            for name in sorted(declared_kernels(text)):
+                kernels.append((owner, name, p))
+    write_tsv(os.path.join(out, "changes.tsv"), ["file", "state", "what"], changes)
+    write_tsv(os.path.join(out, "regions.tsv"), ["file", "n", "hint", "state", "detail"], region_rows)
+    write_tsv(os.path.join(out, "kernels.tsv"), ["chapter", "kernel", "file"], kernels)
+    with open(os.path.join(out, "homework.txt"), "w", encoding="utf-8") as f:
+        f.write("\n".join(homework) + "\n")
+    with open(os.path.join(out, "kit.json"), "w", encoding="utf-8") as f:
+        json.dump({"manifest": os.path.abspath(manifest_path), "workbook_git": m.get("workbook_git"),
+                   "created": m.get("created"), "homework": homework,
+                   "manifest_sha256": sk.file_sha256(manifest_path)}, f, indent=1)
+    filled = sum(r[3] == "filled" for r in region_rows)
+    print(f"grade: assembled {tree}: {filled} of {len(region_rows)} region(s) filled, "
+          f"{sum(r[3] == 'rejected' for r in region_rows)} rejected; {len(changes)} other change(s) listed, not used")
+    return 0
+
+
+def write_tsv(path, header, rows):
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, delimiter="\t", lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def read_tsv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+# ==== what ran: traces, SASS, variant tables ========================================================
+
+def mangled_parts(name):
+    """The qualified name of an Itanium-mangled function (["hopper", "wgmma_loop"]), or [name] when
+    it is not mangled (extern "C" kernels, as cuBLAS's)."""
+    if not name.startswith("_Z"):
+        return [name]
+    i, parts = 2, []
+    nested = name[i:i + 1] == "N"
+    i += nested
+    while i < len(name):
+        while i < len(name) and name[i] in "KVrL":
+            i += 1
+        m = re.match(r"\d+", name[i:])
+        if not m:
+            break
+        n = int(m.group(0))
+        i += len(m.group(0))
+        parts.append(name[i:i + n])
+        i += n
+        if not nested or name[i:i + 1] in ("I", "E", ""):
+            break
+    return parts or [name]
+
+
+def short_name(name):
+    """A kernel's name as a person reads it: the qualified name, with the first template argument
+    when it is a name (CUTLASS's Kernel2<cutlass_80_simt_sgemm_...>); unmangled names as they are."""
+    parts = mangled_parts(name)
+    text = "::".join(parts)
+    if name.startswith("_Z"):
+        at = name.find(parts[-1]) + len(parts[-1])
+        m = re.match(r"I(\d+)", name[at:])
+        if m and name[at + 1 + len(m.group(1)):at + 1 + len(m.group(1)) + int(m.group(1))].isidentifier():
+            text += "<" + name[at + 1 + len(m.group(1)):at + 1 + len(m.group(1)) + int(m.group(1))] + ">"
+    return text if len(text) <= 90 else text[:87] + "..."
+
+
+def read_trace(path):
+    """{(variant, dtype): [kernel dict]} from a trace file."""
+    out = collections.defaultdict(list)
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if len(p) < 8:
+                continue
+            label = p[0].split(" ")
+            if len(label) < 3:
+                continue
+            shape = wb_shapes.parse_shape(label[2])
+            if p[1] == "-":  # a window in which nothing ran
+                out[(label[0], label[1])]
+                continue
+            out[(label[0], label[1])].append(dict(kernel=p[1], launches=int(p[2]), smem=int(p[3]) + int(p[4]),
+                                                  regs=int(p[5]), block=int(p[6]), grid=int(p[7]), shape=shape))
+    return out
+
+
+def read_sass(path):
+    """{mangled kernel name: Counter of opcodes (full, e.g. LDS.U.128)} from cuobjdump -sass."""
+    import sass_loop
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return {name: collections.Counter(op for _, op, _ in body) for name, body in sass_loop.kernels(f)}
+
+
+def read_variants(path):
+    """[(name, dtype)] from a program's --help: the lines under "variants:"."""
+    if not os.path.exists(path):
+        return []
+    out, on = [], False
+    for line in read_text(path).splitlines():
+        if line.strip() == "variants:":
+            on = True
+            continue
+        m = re.match(r"\s+(\S+)\s+(fp32|tf32|fp16|bf16):", line) if on else None
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+def read_results(path):
+    info, recs = {}, collections.defaultdict(dict)
+    if not os.path.exists(path):
+        return info, recs
+    for line in read_text(path).splitlines():
+        p = line.split("\t")
+        if len(p) < 3:
+            continue
+        if p[1] == "-":
+            info[p[0]] = p[2]
+        elif p[0] == "sanitize":
+            recs["sanitize"][(p[1], p[2], p[3])] = p[4:]
+        else:
+            recs[p[0]][p[1]] = p[2:]
+    return info, recs
+
+
+def read_csv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="", encoding="utf-8") as f:
+        return [r for r in csv.DictReader(f) if r.get("chapter") and r["chapter"] != "chapter"]
+
 
 def is_skipped(row):
-    """A row the program did not run on this GPU: status "skipped (needs sm_NN)"."""
     return row.get("status", "").startswith("skipped")
+
+
+# ==== the rubric ====================================================================================
+
+def load_rubric(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            rubric = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read the rubric {path}: {e}")
+    if not isinstance(rubric.get("chapters"), dict):
+        raise UsageError(f"the rubric {path} has no \"chapters\" object")
+    if rubric.get("scoring", "per_variant") not in ("per_variant", "chapter"):
+        raise UsageError(f"rubric {path}: \"scoring\" is per_variant or chapter")
+    for name, ch in rubric["chapters"].items():
+        for perf in ch.get("performance", []):
+            if "dtype" not in perf or not isinstance(perf.get("tiers"), list):
+                raise UsageError(f"rubric {name}: every performance entry needs \"dtype\" and \"tiers\"")
+            for t in perf["tiers"]:
+                if ("min_pct_cublas" in t) == ("min_pct_reference" in t) or "points" not in t:
+                    raise UsageError(f"rubric {name}: a tier has \"points\" and one of \"min_pct_cublas\", "
+                                     "\"min_pct_reference\"")
+    return rubric
+
+
+def needs_reference(rubric):
+    return any("min_pct_reference" in t for ch in rubric["chapters"].values()
+               for perf in ch.get("performance", []) for t in perf["tiers"])
+
+
+def tier_points(tiers, pct, ref_pct):
+    best = 0
+    for t in tiers:
+        if pct is None:
+            continue
+        if "min_pct_cublas" in t:
+            reached = pct >= float(t["min_pct_cublas"])
+        else:
+            reached = ref_pct is not None and ref_pct > 0 and 100.0 * pct / ref_pct >= float(t["min_pct_reference"])
+        if reached:
+            best = max(best, t["points"])
+    return best
+
+
+# ==== scoring =======================================================================================
 
 def sweep_shapes(seed):
     """Four shapes drawn from SEED: every M, N, K in 1..1500; the first two (one of them tiny) have
@@ -77,9 +460,7 @@ def sweep_shapes(seed):
     def dim(lo, hi, odd=False, k_odd=False):
         while True:
             v = rng.randint(lo, hi)
-            if odd and v % 16 == 0:
-                continue
-            if k_odd and v % 4 == 0:
+            if (odd and v % 16 == 0) or (k_odd and v % 4 == 0):
                 continue
             return v
 
@@ -93,508 +474,421 @@ def sweep_shapes(seed):
     return shapes, small
 
 
-def parse_shape(text):
-    try:
-        return wb_shapes.parse_shape(text)
-    except ValueError as e:
-        raise UsageError(f"bad shape: {e}")
+class Chapter:
+    """What is known of one graded chapter's run, read from the grade folder."""
+
+    def __init__(self, g, name, recs):
+        self.name = name
+        self.recs = recs
+        self.variants = read_variants(os.path.join(g, f"variants_{name}.txt"))
+        self.traces = read_trace(os.path.join(g, f"trace_{name}.tsv"))
+        self.sass = read_sass(os.path.join(g, f"sass_{name}.txt"))
 
 
-# ---- checksums ---------------------------------------------------------------------------------
-def checksums(root):
-    files = {}
-    for pattern in CHECKED_PATTERNS:
-        for path in glob.glob(os.path.join(root, pattern)):
-            if os.path.isfile(path):
-                rel = os.path.relpath(path, root).replace(os.sep, "/")
-                with open(path, "rb") as f:
-                    files[rel] = hashlib.sha256(f.read()).hexdigest()
-    return dict(sorted(files.items()))
+def kernel_verdict(chapter, kernels, declared, policy):
+    """"" when every kernel the variant ran is the chapter's (or the harness's), else why not."""
+    if policy == "any":
+        return ""
+    if not kernels:
+        return "launched no kernel"
+    own = declared.get(chapter, set()) | declared.get("common", set())
+    for k in kernels:
+        parts = mangled_parts(k["kernel"])
+        if parts[-1] in own and not LIBRARY_RE.match(parts[0]):
+            continue
+        short = short_name(k["kernel"])
+        others = sorted(c for c, names in declared.items() if c not in (chapter, "common") and parts[-1] in names)
+        if others:
+            return f"launched chapter {others[0][:2]}'s kernel {short}"
+        if LIBRARY_RE.match(parts[0]) or not k["kernel"].startswith("_Z"):
+            return f"launched a library kernel: {short}"
+        return f"launched a kernel that {chapter} does not declare: {short}"
+    return ""
 
 
-def combined_digest(files):
-    text = "".join(f"{p} {h}\n" for p, h in sorted(files.items()))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def git_commit(root):
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                              timeout=20)
-        if head.returncode != 0 or not head.stdout.strip():
-            return "unknown"
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=20)
-        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def manifest(root):
-    files = checksums(root)
-    return {"kind": "cuda-matmul-workbook checker manifest", "git": git_commit(root),
-            "created": now(), "sha256_all": combined_digest(files), "files": files}
-
-
-def compare(reference, current):
-    """[(path, MODIFIED|MISSING|NEW)] for every file that is not as in the reference."""
-    out = []
-    for path, digest in reference.items():
-        if path not in current:
-            out.append((path, "MISSING"))
-        elif current[path] != digest:
-            out.append((path, "MODIFIED"))
-    for path in current:
-        if path not in reference:
-            out.append((path, "NEW"))
-    return sorted(out)
-
-
-# ---- reading a graded run ----------------------------------------------------------------------
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def number(text):
-    try:
-        return float(text) if text not in (None, "") else None
-    except ValueError:
-        return None
-
-
-def read_results(path):
-    """The records of results.tsv: info, build, tests, sanitize, sweep, bench and not_gradable
-    ({chapter: the compute capability it needs})."""
-    info, build, tests, sanitize, sweep, bench, not_gradable = {}, {}, {}, {}, {}, {}, {}
-    if not os.path.exists(path):
-        return info, build, tests, sanitize, sweep, bench, not_gradable
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            p = line.rstrip("\n").split("\t")
-            if len(p) < 3:
-                continue
-            key, chapter, rest = p[0], p[1], p[2:]
-            if key == "build":
-                build[chapter] = rest[0]
-            elif key == "tests":
-                tests[chapter] = rest
-            elif key == "sanitize":
-                sanitize[chapter] = rest[0]
-            elif key == "sweep":
-                sweep[chapter] = int(rest[0]) if rest[0].lstrip("-").isdigit() else 1
-            elif key == "bench":
-                bench[chapter] = int(rest[0]) if rest[0].lstrip("-").isdigit() else 1
-            elif key == "gradable":
-                if rest[0] == "no":
-                    not_gradable[chapter] = rest[1] if len(rest) > 1 else "?"
+def idea_verdict(idea, kernels, sass):
+    """"" when one kernel the variant ran shows every mark of the chapter's idea, else what is missing."""
+    if not idea:
+        return ""
+    if not kernels:
+        return "launched no kernel"
+    missing = []
+    for name in dict.fromkeys(k["kernel"] for k in kernels):
+        records = [k for k in kernels if k["kernel"] == name]
+        lacks = []
+        if idea.get("smem") and not any(r["smem"] > 0 for r in records):
+            lacks.append("no shared memory")
+        if idea.get("sass"):
+            ops = None if sass is None else sass.get(name)
+            if ops is None:
+                lacks.append("its SASS is not in the program (cuobjdump)")
             else:
-                info[key] = rest[0]
-    return info, build, tests, sanitize, sweep, bench, not_gradable
+                for pattern in idea["sass"]:
+                    if not any(re.search(pattern, op) for op in ops):
+                        lacks.append(f"no {pattern.strip('^')} instruction")
+        if idea.get("min_c_per_thread"):
+            big = max(records, key=lambda r: r["shape"][0] * r["shape"][1])
+            per = big["shape"][0] * big["shape"][1] / max(1, big["grid"] * big["block"])
+            if per < idea["min_c_per_thread"]:
+                lacks.append(f"{per:.1f} element(s) of C per thread (at least {idea['min_c_per_thread']})")
+        if not lacks:
+            return ""
+        missing.append(f"{short_name(name)}: {', '.join(lacks)}")
+    return f"not the chapter's idea ({idea.get('what', '')}): " + "; ".join(missing)
 
 
-def read_csv(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="", encoding="utf-8") as f:
-        return [r for r in csv.DictReader(f) if r.get("chapter") and r["chapter"] != "chapter"]
-
-
-def load_rubric(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            rubric = json.load(f)
-    except (OSError, ValueError) as e:
-        raise UsageError(f"cannot read the rubric {path}: {e}")
-    if not isinstance(rubric.get("chapters"), dict):
-        raise UsageError(f"the rubric {path} has no \"chapters\" object")
-    for name, ch in rubric["chapters"].items():
-        for perf in ch.get("performance", []):
-            if "dtype" not in perf or not isinstance(perf.get("tiers"), list):
-                raise UsageError(f"rubric {name}: every performance entry needs \"dtype\" and \"tiers\"")
-    return rubric
-
-
-def check_writable(folder, names):
-    """UsageError unless the files `names` can be written in `folder`: checked before scoring, so a
-    grade is never computed only to be lost."""
-    for name in names:
-        path = os.path.join(folder, name)
+def score(g, rubric_path):
+    rubric = load_rubric(rubric_path)
+    if not os.path.isdir(g):
+        raise UsageError(f"{g} is not a folder (run tools/grade.sh first)")
+    for name in ("grade.csv", "grade.md"):
+        path = os.path.join(g, name)
         if os.path.isdir(path) or (os.path.exists(path) and not os.access(path, os.W_OK)):
             raise UsageError(f"cannot write {path}")
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as e:
-        raise UsageError(f"cannot write in {folder}: {e.strerror}")
+    info, recs = read_results(os.path.join(g, "results.tsv"))
+    if not recs.get("build"):
+        raise UsageError(f"{g}/results.tsv is missing or has no build records (run tools/grade.sh first)")
+    homework = [c for c in read_text(os.path.join(g, "homework.txt")).split()] if os.path.exists(
+        os.path.join(g, "homework.txt")) else sorted(c for c in recs["build"] if c != "common")
+    sweep_rows = read_csv(os.path.join(g, "sweep.csv"))
+    bench_rows = read_csv(os.path.join(g, "bench.csv"))
+    ref_rows = read_csv(os.path.join(g, "reference.csv"))
+    bench_shape = wb_shapes.parse_shape(info.get("bench_shape", rubric.get("bench_shape", "4096")))
+    declared = collections.defaultdict(set)
+    for r in read_tsv(os.path.join(g, "kernels.tsv")):
+        declared[r["chapter"]].add(r["kernel"])
+    changes = read_tsv(os.path.join(g, "changes.tsv"))
+    regions = read_tsv(os.path.join(g, "regions.tsv"))
+    per_variant = rubric.get("scoring", "per_variant") == "per_variant"
+    race_fails = rubric.get("race_fails_correctness", True)
+    ideas = rubric.get("ideas", {})
+    policies = rubric.get("kernels", {})
 
-
-def tier_points(tiers, pct):
-    best = 0
-    for t in tiers:
-        if pct is not None and pct >= float(t["min_pct_cublas"]):
-            best = max(best, t["points"])
-    return best
-
-
-def most_common(rows, key):
-    values = Counter(r.get(key, "") for r in rows if r.get(key, ""))
-    return values.most_common(1)[0][0] if values else "unknown"
-
-
-def fmt_num(v, spec):
-    return "" if v is None else format(v, spec)
-
-
-# ---- scoring -----------------------------------------------------------------------------------
-def test_state(rec):
-    """(passed: bool, text) from a tests record [P, F, S, rc]."""
-    if rec is None:
-        return False, "not run"
-    p, f, s, rc = (rec + ["", "", "", ""])[:4]
-    if p == "-" or not p.isdigit():
-        return False, f"no counts (exit {rc})"
-    ok = int(f) == 0 and int(p) > 0 and rc == "0"
-    text = f"{p} passed, {f} failed, {s} skipped"
-    if rc not in ("0", "") and int(f) == 0:
-        text += f" (exit {rc})"
-    return ok, text
-
-
-def score(grade_dir, rubric_path, manifest_path, root):
-    rubric = load_rubric(rubric_path)
-    if not os.path.isdir(grade_dir):
-        raise UsageError(f"{grade_dir} is not a folder (run tools/grade.sh first)")
-    check_writable(grade_dir, ("grade.csv", "grade.md"))
-    info, build, tests, sanitize, sweep_rc, bench_rc, not_gradable = read_results(os.path.join(grade_dir, "results.tsv"))
-    if not build:
-        raise UsageError(f"{grade_dir}/results.tsv is missing or empty (run tools/grade.sh first)")
-    sweep_rows = read_csv(os.path.join(grade_dir, "sweep.csv"))
-    bench_rows = read_csv(os.path.join(grade_dir, "bench.csv"))
-    bench_shape = parse_shape(info.get("bench_shape", rubric.get("bench_shape", "4096")))
-    gates_correct = rubric.get("correctness_gates_performance", True)
-    gates_sanitizer = rubric.get("sanitizer_gates_performance", False)
-
-    # ---- provenance
     all_rows = bench_rows + sweep_rows
-    ck_path = os.path.join(grade_dir, "checksums.json")
-    if os.path.exists(ck_path):
-        with open(ck_path, encoding="utf-8") as f:
-            current = json.load(f).get("files", {})
-        ck_source = "taken at the graded run (checksums.json)"
-    else:
-        current = checksums(root)
-        ck_source = f"computed now from {os.path.abspath(root)}"
-    differences = None
-    if manifest_path:
-        try:
-            with open(manifest_path, encoding="utf-8") as f:
-                reference = json.load(f)["files"]
-        except (OSError, ValueError, KeyError) as e:
-            raise UsageError(f"cannot read the manifest {manifest_path}: {e}")
-        differences = compare(reference, current)
-    if differences is None:
-        checker = "not checked (no reference manifest)"
-    elif differences:
-        checker = f"MODIFIED ({len(differences)} file(s))"
-    else:
-        checker = "ok (matches the reference manifest)"
-    student = os.environ.get("STUDENT_ID") or most_common(all_rows, "student")
-    if student == "unknown":
-        student = "(not set)"
-    prov = {
-        "student": student,
-        "git": info.get("git") or most_common(all_rows, "git"),
-        "gpu": most_common(all_rows, "gpu"), "cc": most_common(all_rows, "cc"),
-        "driver": most_common(all_rows, "driver"), "runtime": most_common(all_rows, "runtime"),
-        "timestamp": info.get("started") or most_common(all_rows, "timestamp"),
-        "seed": info.get("seed", "unknown"),
-        "harness_sha256": combined_digest(current), "checker": checker,
-    }
-    if prov["git"] == "unknown":
-        prov["git"] = git_commit(root)
+    def most_common(key):
+        values = collections.Counter(r.get(key, "") for r in all_rows if r.get(key, ""))
+        return values.most_common(1)[0][0] if values else "unknown"
+    kit = {}
+    if os.path.exists(os.path.join(g, "kit.json")):
+        with open(os.path.join(g, "kit.json"), encoding="utf-8") as f:
+            kit = json.load(f)
+    prov = {"student": os.environ.get("STUDENT_ID") or info.get("student") or "(not set)",
+            "gpu": most_common("gpu"), "cc": most_common("cc"), "driver": most_common("driver"),
+            "runtime": most_common("runtime"), "timestamp": info.get("started", "unknown"),
+            "seed": info.get("seed", "unknown"),
+            "kit": f"{kit.get('workbook_git', 'unknown')} (manifest sha256 {kit.get('manifest_sha256', '?')[:16]})",
+            "changes": str(len(changes))}
 
-    # ---- per chapter
-    chapters = list(rubric["chapters"])
-    for c in sorted(set(build) - {"common"} - set(chapters)):
-        chapters.append(c)  # built but not in the rubric: shown with no points
-    common_ok = build.get("common", "ok") == "ok"
-    info["build_common"] = build.get("common", "-")
-    info["tests_common"] = test_state(tests.get("common"))[1] if "common" in tests else "not run"
     out_rows, summary, variant_lines = [], [], []
-    auto_points = auto_max = 0
-    for chapter in chapters:
+    auto_points = auto_max = 0.0
+    for chapter in homework:
         rules = rubric["chapters"].get(chapter, {})
         perf_rules = rules.get("performance", [])
-        if chapter in not_gradable:
-            # This GPU cannot run the chapter (e.g. 09's sm_90a code on a GPU that is not 9.0):
-            # nothing of it is graded, and its points leave the maximum too.
-            note = f"not gradable on this GPU (needs compute capability {not_gradable[chapter]})"
-            built = build.get(chapter)
-            build_text = "missing" if built is None else "ok" if built == "ok" else "FAIL"
-            t_text = test_state(tests.get(chapter))[1] if chapter in tests else "-"
-            summary.append(dict(chapter=chapter, build=build_text, tests=t_text, sweep="-", sanitizer="-",
-                                best="-", pct=None, points=0, max=0, note=note))
-            out_rows.append(dict(kind="chapter", chapter=chapter, build=build_text, tests=t_text, points=0,
-                                 max_points=0, note=note))
-            continue
         max_pts = (rules.get("tests", 0) + rules.get("correctness", 0) + rules.get("sanitizer", 0)
-                   + sum(max([t["points"] for t in p["tiers"]] or [0]) for p in perf_rules))
-        auto_max += max_pts
-        built = build.get(chapter)
-        notes = []
-        if built is None:
-            build_text = "missing"
-            notes.append("chapter folder missing" if common_ok else "shared harness (common/) did not build")
-        else:
-            build_text = "ok" if built == "ok" else "FAIL"
-        if built != "ok":
-            if built is not None:
-                notes.append("did not build")
-            summary.append(dict(chapter=chapter, build=build_text, tests="-", sweep="-", sanitizer="-",
-                                best="-", pct=None, points=0, max=max_pts, note="; ".join(notes)))
-            out_rows.append(dict(kind="chapter", chapter=chapter, build=build_text, points=0,
-                                 max_points=max_pts, note="; ".join(notes)))
+                   + rules.get("program", 0) + sum(max([t["points"] for t in p["tiers"]] or [0]) for p in perf_rules))
+        built = recs["build"].get(chapter, ["missing"])[0]
+        if chapter in recs.get("gradable", {}):
+            note = f"not gradable on this GPU (needs compute capability {recs['gradable'][chapter][1]})"
+            summary.append(dict(chapter=chapter, build=built, tests="-", variants="-", points=0, max=0, note=note))
+            out_rows.append(dict(kind="chapter", chapter=chapter, build=built, points=0, max_points=0, note=note))
             continue
-        t_ok, t_text = test_state(tests.get(chapter))
-        pts = rules.get("tests", 0) if t_ok else 0
-        if not t_ok and rules.get("tests", 0):
-            notes.append("tests failed")
+        auto_max += max_pts
+        if built != "ok":
+            note = "did not build" if built == "fail" else "not built"
+            summary.append(dict(chapter=chapter, build=built, tests="-", variants="-", points=0, max=max_pts, note=note))
+            out_rows.append(dict(kind="chapter", chapter=chapter, build=built, points=0, max_points=max_pts, note=note))
+            continue
+        ch = Chapter(g, chapter, recs)
+        t = recs["tests"].get(chapter)
+        tp = tf = 0
+        tests_text = "not run"
+        if t and t[0].isdigit():
+            tp, tf = int(t[0]), int(t[1])
+            tests_text = f"{t[0]} passed, {t[1]} failed, {t[2]} skipped" + (f" (exit {t[3]})" if t[3] != "0" else "")
+        elif t:
+            tests_text = f"no counts (exit {t[3] if len(t) > 3 else '?'})"
+        tests_ok = tf == 0 and tp > 0 and t is not None and t[3] == "0"
+        notes = []
+        pts = 0.0
+        if rules.get("program"):
+            prog = recs["program"].get(chapter, ["?"])[0]
+            if prog == "0":
+                pts += rules["program"]
+            else:
+                notes.append(f"program exited {prog}")
 
-        # correctness: the sweep on random shapes (and the bench rows, verified too)
-        # A variant is a name and a precision: chapter 09 runs each step in FP16 and in BF16.
-        rows_s = [r for r in sweep_rows if r["chapter"] == chapter]
-        rows_b = [r for r in bench_rows if r["chapter"] == chapter]
-        per_variant = defaultdict(list)
-        for r in rows_s:
-            per_variant[(r["variant"], r["dtype"])].append(r)
-        dtypes_of = defaultdict(set)
-        for r in rows_s + rows_b:
-            dtypes_of[r["variant"]].add(r["dtype"])
-
-        def label(v, dtype):  # the name, with the precision where the name alone is ambiguous
-            return f"{v} {dtype}" if len(dtypes_of[v]) > 1 else v
-        has_sweep = chapter in sweep_rc
-        # A variant that needs a newer GPU than this one is "skipped (needs sm_NN)" in every row: it
-        # was not run here, which is neither a pass nor a failure of the student's code.
-        ran_s = [r for r in rows_s if not is_skipped(r)]
-        sweep_ok = has_sweep and sweep_rc[chapter] == 0 and bool(ran_s) and all(r["status"] == "PASS" for r in ran_s)
-        not_here = sorted({label(r["variant"], r["dtype"]) for r in rows_s if is_skipped(r)})
-        if not has_sweep:
-            sweep_text = "-"
-        elif sweep_ok:
-            sweep_text = "PASS" + (f" (not run on this GPU: {', '.join(not_here)})" if not_here else "")
+        # ---- per variant
+        expected = ch.variants or list(dict.fromkeys((r["variant"], r["dtype"]) for r in
+                                                     sweep_rows + bench_rows if r["chapter"] == chapter))
+        expected = [v for v in expected if v[0] not in BASELINES]
+        results = []
+        for key in expected:
+            v, dtype = key
+            rows_s = [r for r in sweep_rows if r["chapter"] == chapter and (r["variant"], r["dtype"]) == key]
+            rows_b = [r for r in bench_rows if r["chapter"] == chapter and (r["variant"], r["dtype"]) == key]
+            rows = rows_s + rows_b
+            if rows and all(is_skipped(r) for r in rows):
+                results.append(dict(key=key, here=False, why="not run on this GPU (" +
+                                    rows[0]["status"].split("(", 1)[-1].rstrip(")") + ")"))
+                continue
+            reasons = []
+            nsweep = int(info.get("sweep_rows", "0") or 0)
+            correct = bool(rows_s) and all(r["status"] == "PASS" for r in rows if not is_skipped(r)) and \
+                (nsweep == 0 or len(rows_s) >= nsweep) and bool(rows_b)
+            if not rows:
+                reasons.append("no result rows (the program stopped before it)")
+            elif not correct:
+                bad = sorted({shape_text(wb_shapes.parse_shape(f"{r['M']}x{r['N']}x{r['K']}")) for r in rows
+                              if r["status"] != "PASS"})
+                reasons.append("wrong result" + (f" at {', '.join(bad[:3])}" if bad else "") if bad else
+                               "not run on every shape")
+            kernels = ch.traces.get(key, [])
+            kv = kernel_verdict(chapter, kernels, declared, policies.get(chapter, "own"))
+            iv = idea_verdict(ideas.get(chapter), kernels, ch.sass) if not kv else ""
+            if kv:
+                reasons.append(kv)
+            if iv:
+                reasons.append(iv)
+            san = {}
+            for tool in ("memcheck", "racecheck"):
+                whole = recs["sanitize"].get((chapter, tool, "*"))
+                mine = recs["sanitize"].get((chapter, tool, v))
+                rec = mine or whole
+                san[tool] = "not run" if rec is None else ("ok" if rec[0] == "ok" else "FAIL")
+            race = san["racecheck"] == "FAIL"
+            memory = san["memcheck"] == "FAIL"
+            if race and race_fails:
+                reasons.append("racecheck reported a shared-memory race")
+            if memory:
+                reasons.append("memcheck reported a memory error")
+            b = next((r for r in rows_b if wb_shapes.parse_shape(f"{r['M']}x{r['N']}x{r['K']}") == bench_shape), None)
+            errs = [number(r["rel_err"]) for r in rows]
+            errs = [e for e in errs if e is not None]
+            # Sanitizer credit needs a variant that computes something: an empty region is clean too.
+            computes = any(r["status"] == "PASS" for r in rows)
+            results.append(dict(key=key, here=True, correct=correct and not (race and race_fails),
+                                own=not kv and not iv, san_ok=computes and all(s == "ok" for s in san.values()),
+                                san=san, pct=number(b["pct_cublas"]) if b and b["status"] == "PASS" else None,
+                                worst=max(errs) if errs else None, why="; ".join(reasons),
+                                kernels=", ".join(dict.fromkeys(short_name(k["kernel"]) for k in kernels)) or "-"))
+        here = [r for r in results if r["here"]]
+        n = len(here)
+        own = [r for r in here if r["own"]]
+        good = [r for r in own if r["correct"]]
+        if not expected:
+            notes.append("no variants ran")
+        # ---- points
+        if per_variant:
+            frac_own = len(own) / n if n else 0.0
+            if rules.get("tests"):
+                pts += rules["tests"] * (tp / (tp + tf) if tp + tf else 0.0) * frac_own if t and t[3] in ("0", "1") \
+                    else 0.0
+            if rules.get("correctness"):
+                pts += rules["correctness"] * (len(good) / n if n else 0.0)
+            if rules.get("sanitizer"):
+                pts += rules["sanitizer"] * (sum(r["san_ok"] for r in own) / n if n else 0.0)
         else:
-            bad = sorted({label(r["variant"], r["dtype"]) for r in ran_s if r["status"] != "PASS"})
-            sweep_text = "FAIL" + (f" ({', '.join(bad)})" if bad else f" (exit {sweep_rc[chapter]}, {len(rows_s)} rows)")
-        if rules.get("correctness", 0):
-            if sweep_ok:
+            all_good = n > 0 and len(good) == n
+            if tests_ok and len(own) == n and rules.get("tests"):
+                pts += rules["tests"]
+            if all_good and rules.get("correctness"):
                 pts += rules["correctness"]
-            else:
-                notes.append("random-shape sweep failed" if has_sweep else "sweep not run")
-        san = sanitize.get(chapter, "-")
-        if rules.get("sanitizer", 0):
-            if san == "ok":
+            if n and all(r["san_ok"] for r in here) and len(own) == n and rules.get("sanitizer"):
                 pts += rules["sanitizer"]
-            else:
-                notes.append("sanitizer " + ("not available" if san == "skipped" else "failed" if san == "fail" else "not run"))
-        gate_ok = (t_ok and sweep_ok or not gates_correct) and (san == "ok" or not gates_sanitizer)
-        if perf_rules and not gate_ok:
-            notes.append("no performance points: " + ("correctness" if not (t_ok and sweep_ok) else "sanitizer")
-                         + " gates performance")
-
-        # performance: the best variant that passed, at the benchmark shape
-        at_shape = {(r["variant"], r["dtype"]): r for r in rows_b
-                    if (int(r["M"]), int(r["N"]), int(r["K"])) == bench_shape}
-        variants = [k for k in dict.fromkeys([(r["variant"], r["dtype"]) for r in rows_s + rows_b])
-                    if k[0] not in BASELINES]
-        best_text, best_pct = [], None
-        chosen = {}
+        if not tests_ok and rules.get("tests"):
+            notes.append("tests failed" if tf else "tests did not report")
+        # ---- performance: the fastest fully good variant per precision
+        counted = {}
+        best_text = []
         for perf in perf_rules:
-            tiers, dtype = perf["tiers"], perf["dtype"]
-            cands = []
-            for key in variants:
-                b = at_shape.get(key)
-                if key[1] != dtype or b is None or b["status"] != "PASS":
-                    continue
-                if not per_variant[key] or any(r["status"] != "PASS" for r in per_variant[key]):
-                    continue  # a variant must pass every random shape to count
-                cands.append((number(b["pct_cublas"]) or 0.0, key[0]))
+            dtype = perf["dtype"]
+            pool = good if per_variant or (n and len(good) == n and tests_ok) else []
+            cands = [(r["pct"], r["key"][0]) for r in pool if r["key"][1] == dtype and r["pct"] is not None]
+            refs = [number(r["pct_cublas"]) for r in ref_rows if r["chapter"] == chapter and r["dtype"] == dtype
+                    and r["status"] == "PASS" and r["variant"] not in BASELINES
+                    and wb_shapes.parse_shape(f"{r['M']}x{r['N']}x{r['K']}") == bench_shape]
+            ref = max([x for x in refs if x is not None], default=None)
+            if any("min_pct_reference" in tier for tier in perf["tiers"]) and ref is None:
+                notes.append(f"no reference run for {dtype}: its tiers cannot be reached")
             if cands:
                 pct, v = max(cands)
-                got = tier_points(tiers, pct) if gate_ok else 0
-                chosen[(v, dtype)] = got
+                got = tier_points(perf["tiers"], pct, ref)
+                counted[(v, dtype)] = got
                 pts += got
-                best_text.append(f"{v} ({dtype})")
-                best_pct = pct if best_pct is None else best_pct
+                best_text.append(f"{v} ({dtype}) {pct:.1f}%" + (f" = {100 * pct / ref:.0f}% of the reference" if ref else ""))
             else:
                 best_text.append(f"none ({dtype})")
-                if gate_ok:
-                    notes.append(f"no {dtype} variant passed at {shape_text(bench_shape)}")
+        pts = round(pts, 2)
         auto_points += pts
-
-        for key in variants:
-            v, dtype = key
-            vr = per_variant[key]
-            b = at_shape.get(key)
-            errs = [number(r["rel_err"]) for r in vr + [r for r in rows_b if (r["variant"], r["dtype"]) == key]]
-            errs = [e for e in errs if e is not None]
-            worst = max(errs) if errs else None
-            rows_v = vr + ([b] if b else [])
-            statuses = [r["status"] for r in rows_v]
-            if rows_v and all(is_skipped(r) for r in rows_v):
-                correct = "not run on this GPU (" + rows_v[0]["status"].split("(", 1)[-1].rstrip(")") + ")"
+        for r in results:
+            v, dtype = r["key"]
+            if not r["here"]:
+                line = dict(chapter=chapter, variant=v, dtype=dtype, correctness=r["why"], kernels="-", idea="-",
+                            sanitizer="-", pct=None, worst=None, note="not run on this GPU")
             else:
-                correct = "not run" if not statuses else ("PASS" if all(s == "PASS" for s in statuses) else "FAIL")
-            pct = number(b["pct_cublas"]) if b else None
-            perf = next((p for p in perf_rules if p["dtype"] == dtype), None)
-            vmax = max([t["points"] for t in perf["tiers"]] or [0]) if perf else 0
-            vpts = tier_points(perf["tiers"], pct) if perf and gate_ok and correct == "PASS" else 0
-            vnote = "counted" if key in chosen else ""
-            out_rows.append(dict(kind="variant", chapter=chapter, variant=v, dtype=dtype, build="ok",
-                                 tests=t_text, correctness=correct, worst_rel_err=fmt_num(worst, ".3e"),
-                                 sanitizer=san, pct_cublas=fmt_num(pct, ".2f"), points=vpts, max_points=vmax,
-                                 note=vnote))
-            variant_lines.append((chapter, v, dtype, correct, worst, pct, vpts, vmax, vnote))
-        summary.append(dict(chapter=chapter, build="ok", tests=t_text, sweep=sweep_text, sanitizer=san,
-                            best=", ".join(best_text) or "-", pct=best_pct, points=pts, max=max_pts,
-                            note="; ".join(notes)))
-        out_rows.append(dict(kind="chapter", chapter=chapter, build="ok", tests=t_text, correctness=sweep_text,
-                             sanitizer=san, pct_cublas=fmt_num(best_pct, ".2f"), points=pts, max_points=max_pts,
-                             note="; ".join(notes)))
+                line = dict(chapter=chapter, variant=v, dtype=dtype,
+                            correctness="PASS" if r["correct"] else "FAIL",
+                            kernels=r["kernels"], idea="ok" if r["own"] else "NO",
+                            sanitizer=f"memcheck {r['san']['memcheck']}, racecheck {r['san']['racecheck']}",
+                            pct=r["pct"], worst=r["worst"],
+                            note=("counted for performance; " if r["key"] in counted else "") + (r["why"] or "ok"))
+            variant_lines.append(line)
+            out_rows.append(dict(kind="variant", chapter=chapter, variant=v, dtype=dtype, build="ok", tests=tests_text,
+                                 correctness=line["correctness"], worst_rel_err=fmt(line["worst"], ".3e"),
+                                 sanitizer=line["sanitizer"], kernels=line["kernels"], idea=line["idea"],
+                                 pct_cublas=fmt(line["pct"], ".2f"), points=counted.get(r["key"], ""),
+                                 note=line["note"]))
+        vtext = f"{len(good)} of {n} good" + (f" ({n - len(own)} not the chapter's own work)" if len(own) < n else "")
+        summary.append(dict(chapter=chapter, build="ok", tests=tests_text, variants=vtext,
+                            best=", ".join(best_text) or "-", points=pts, max=max_pts, note="; ".join(notes)))
+        out_rows.append(dict(kind="chapter", chapter=chapter, build="ok", tests=tests_text, correctness=vtext,
+                             points=pts, max_points=max_pts, note="; ".join(notes)))
 
-    report_max = 0
+    report_max = sum(sec["points"] for sec in rubric.get("report", []))
     for sec in rubric.get("report", []):
-        report_max += sec["points"]
-        out_rows.append(dict(kind="report", chapter="report", variant=sec["section"], points="",
-                             max_points=sec["points"], note="graded by hand" + (f": {sec['note']}" if sec.get("note") else "")))
+        out_rows.append(dict(kind="report", chapter="report", variant=sec["section"], max_points=sec["points"],
+                             note="graded by hand" + (f": {sec['note']}" if sec.get("note") else "")))
+    auto_points = round(auto_points, 2)
     out_rows.append(dict(kind="total", chapter="automatic", points=auto_points, max_points=auto_max))
-    out_rows.append(dict(kind="total", chapter="report", points="", max_points=report_max, note="graded by hand"))
-
-    with open(os.path.join(grade_dir, "grade.csv"), "w", newline="", encoding="utf-8") as f:
+    out_rows.append(dict(kind="total", chapter="report", max_points=report_max, note="graded by hand"))
+    with open(os.path.join(g, "grade.csv"), "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, lineterminator="\n")
         w.writeheader()
         for r in out_rows:
             w.writerow({**{k: "" for k in CSV_COLUMNS}, **r, **prov})
-
-    md = write_md(grade_dir, info, prov, summary, variant_lines, rubric, rubric_path, auto_points, auto_max,
-                  report_max, differences, current, ck_source, bench_shape)
+    md = write_md(g, info, prov, rubric, rubric_path, summary, variant_lines, changes, regions, auto_points, auto_max,
+                  report_max, bench_shape, per_variant)
     return auto_points, auto_max, md
 
 
-def write_md(grade_dir, info, prov, summary, variant_lines, rubric, rubric_path, auto_points, auto_max,
-             report_max, differences, current, ck_source, bench_shape):
+def fmt(v, spec):
+    return "" if v is None else format(v, spec)
+
+
+def pts_text(p):
+    return f"{p:g}" if isinstance(p, (int, float)) else str(p)
+
+
+def write_md(g, info, prov, rubric, rubric_path, summary, variant_lines, changes, regions, auto_points, auto_max,
+             report_max, bench_shape, per_variant):
+    with open(rubric_path, "rb") as f:
+        rubric_sha = hashlib.sha256(f.read()).hexdigest()[:16]
     L = [f"# Grade: {prov['student']}", ""]
-    if differences:
-        L += [f"> **WARNING: {len(differences)} checker file(s) differ from the reference manifest** "
-              "(list at the end). The results below come from the student's own checker.", ""]
+    if changes:
+        L += [f"> The submission changed {len(changes)} file(s) outside its TODO(student) regions (listed at the "
+              "end). None of those changes was used: the grade comes from the kit's files with the student's "
+              "region text.", ""]
     L += ["## Provenance", "", "| field | value |", "|---|---|",
-          f"| STUDENT_ID | {prov['student']} |", f"| git commit | `{prov['git']}` |",
-          f"| GPU | {prov['gpu']} (cc {prov['cc']}) |", f"| driver (CUDA version it supports) | {prov['driver']} |",
-          f"| CUDA runtime | {prov['runtime']} |", f"| graded run started | {prov['timestamp']} |",
-          f"| scored | {now()} |", f"| sweep seed | {prov['seed']} |",
-          f"| sweep shapes | {info.get('shapes', 'unknown')} |",
+          f"| STUDENT_ID | {prov['student']} |", f"| kit (workbook commit, manifest) | {prov['kit']} |",
+          f"| GPU | {prov['gpu']} (cc {prov['cc']}) |", f"| driver / runtime | {prov['driver']} / {prov['runtime']} |",
+          f"| graded run started | {prov['timestamp']} |", f"| scored | {now()} |",
+          f"| sweep seed / shapes | {prov['seed']} / {info.get('shapes', 'unknown')} |",
           f"| benchmark shape | {shape_text(bench_shape)} |",
-          f"| rubric | {rubric.get('name', '')} (`{os.path.basename(rubric_path)}`, sha256 "
-          f"{hashlib.sha256(open(rubric_path, 'rb').read()).hexdigest()[:16]}) |",
-          f"| harness + tests sha256 | `{prov['harness_sha256']}` ({len(current)} files, {ck_source}) |",
-          f"| checker files | {prov['checker']} |", ""]
-    gate = "yes" if rubric.get("correctness_gates_performance", True) else "no"
-    L += ["## Chapters", "", f"Shared harness (common/): build {info.get('build_common', '-')}, "
-          f"tests {info.get('tests_common', '-')}.", "",
-          f"Performance: the best variant that passed every check, as % of cuBLAS at {shape_text(bench_shape)}. "
-          f"Correctness gates performance: {gate}.", "",
-          "| chapter | build | tests | random-shape sweep | sanitizer | best variant | % of cuBLAS | points | note |",
-          "|---|---|---|---|---|---|---:|---:|---|"]
+          f"| rubric | {rubric.get('name', '')} (`{os.path.basename(rubric_path)}`, sha256 {rubric_sha}) |",
+          f"| scoring | {'per variant' if per_variant else 'per chapter (all or nothing)'} |", ""]
+    L += ["## Chapters", "",
+          "| chapter | build | tests | variants | best (% of cuBLAS) | points | note |", "|---|---|---|---|---|---:|---|"]
     for s in summary:
-        pct = f"{s['pct']:.1f}%" if s["pct"] is not None else "-"
-        L.append(f"| {s['chapter']} | {s['build']} | {s['tests']} | {s['sweep']} | {s['sanitizer']} | {s['best']} | "
-                 f"{pct} | {s['points']} / {s['max']} | {s['note']} |")
-    L += ["", "## Variants", "",
-          "| chapter | variant | dtype | correctness | worst rel.err | % of cuBLAS | tier points | |",
-          "|---|---|---|---|---:|---:|---:|---|"]
-    for ch, v, dt, corr, worst, pct, vp, vm, note in variant_lines:
-        L.append(f"| {ch} | `{v}` | {dt} | {corr} | {fmt_num(worst, '.2e') or '-'} | "
-                 f"{(format(pct, '.1f') + '%') if pct is not None else '-'} | {vp} / {vm} | {note} |")
+        L.append(f"| {s['chapter']} | {s['build']} | {s['tests']} | {s['variants']} | {s.get('best', '-')} | "
+                 f"{pts_text(s['points'])} / {pts_text(s['max'])} | {s['note']} |")
+    L += ["", "## Variants", "", "A variant counts when its result is right on every shape, it ran only the "
+          "chapter's own kernels, and they show the chapter's idea.", "",
+          "| chapter | variant | dtype | correct | kernels that ran | idea | sanitizer | worst rel.err | % of cuBLAS | note |",
+          "|---|---|---|---|---|---|---|---:|---:|---|"]
+    for v in variant_lines:
+        L.append(f"| {v['chapter']} | `{v['variant']}` | {v['dtype']} | {v['correctness']} | {v['kernels']} | {v['idea']} | "
+                 f"{v['sanitizer']} | {fmt(v['worst'], '.2e') or '-'} | {fmt(v['pct'], '.1f') or '-'} | {v['note']} |")
     L += ["", "## Report (graded by hand)", "", "| section | points | what to look for |", "|---|---:|---|"]
     for sec in rubric.get("report", []):
         L.append(f"| {sec['section']} | __ / {sec['points']} | {sec.get('note', '')} |")
-    L += ["", "## Total", "", f"- automatic: **{auto_points} / {auto_max}**",
-          f"- report: __ / {report_max} (by hand)", f"- total: __ / {auto_max + report_max}", ""]
-    L += ["## Checker files", ""]
-    if differences is None:
-        L.append("No reference manifest was given (`--manifest FILE`): the checksums were recorded but not compared.")
-    elif not differences:
-        L.append("Every harness and test file matches the reference manifest.")
+    L += ["", "## Total", "", f"- automatic: **{pts_text(auto_points)} / {pts_text(auto_max)}**",
+          f"- report: __ / {report_max} (by hand)", f"- total: __ / {pts_text(auto_max + report_max)}", ""]
+    L += ["## The student's regions", "", "| file | region | hint | state | detail |", "|---|---:|---|---|---|"]
+    L += [f"| `{r['file']}` | {r['n']} | {r['hint']} | {r['state']} | {r['detail']} |" for r in regions]
+    L += ["", "## Other changes in the submission (not used)", ""]
+    if changes:
+        L += ["| file | state | what |", "|---|---|---|"] + [f"| `{c['file']}` | {c['state']} | {c['what']} |"
+                                                             for c in changes]
     else:
-        L += ["| file | state |", "|---|---|"] + [f"| `{p}` | {state} |" for p, state in differences]
+        L.append("None: outside its regions the submission is the kit, file for file.")
     L.append("")
-    path = os.path.join(grade_dir, "grade.md")
+    path = os.path.join(g, "grade.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(L))
     return path
 
 
-# ---- command line ------------------------------------------------------------------------------
-USAGE = ("usage: grade.py score GRADE_DIR [--rubric FILE] [--manifest FILE] [--root DIR] | "
-         "grade.py manifest [--root DIR] | grade.py shapes SEED | grade.py bench-shape [--rubric FILE]")
+# ==== command line ==================================================================================
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (bad usage: one clear line and exit status 2)."""
 
-def parse_flags(args, allowed):
-    opts, pos = {}, []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a.startswith("--"):
-            name = a[2:]
-            if name not in allowed or i + 1 >= len(args):
-                raise UsageError(f"unknown option or missing value: {a}")
-            opts[name] = args[i + 1]
-            i += 2
-        else:
-            pos.append(a)
-            i += 1
-    return opts, pos
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (--help lists the commands and options)\n")
 
 
 def main(argv):
+    parser = OneLineParser(prog="grade.py", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("assemble", help="the tree to grade: a fresh kit with the student's region text")
+    p.add_argument("--submission", required=True)
+    p.add_argument("--manifest", required=True)
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("score", help="grade.csv and grade.md from a graded run")
+    p.add_argument("grade_dir")
+    p.add_argument("--rubric", default=DEFAULT_RUBRIC)
+    p = sub.add_parser("homework", help="the homework chapters of a kit manifest")
+    p.add_argument("--manifest", required=True)
+    p = sub.add_parser("shapes", help="the random sweep shapes of SEED")
+    p.add_argument("seed", type=int)
+    p = sub.add_parser("bench-shape", help="the rubric's benchmark shape")
+    p.add_argument("--rubric", default=DEFAULT_RUBRIC)
+    p = sub.add_parser("needs-reference", help="yes when the rubric's tiers need the reference run")
+    p.add_argument("--rubric", default=DEFAULT_RUBRIC)
+    p = sub.add_parser("variants", help="the variant names in a program's --help output, one a line")
+    p.add_argument("help_file")
+    p = sub.add_parser("idea", help="the idea rule of a chapter, as grade.sh needs it (sass or not)")
+    p.add_argument("chapter")
+    p.add_argument("--rubric", default=DEFAULT_RUBRIC)
+    a = parser.parse_args(argv)
     try:
-        if not argv or argv[0] in ("-h", "--help"):
-            if argv:
-                print(__doc__)
-                return 0
-            raise UsageError("no command")
-        cmd, args = argv[0], argv[1:]
-        if cmd == "score":
-            opts, pos = parse_flags(args, {"rubric", "manifest", "root"})
-            if len(pos) != 1:
-                raise UsageError("score takes one GRADE_DIR")
-            pts, mx, md = score(pos[0], opts.get("rubric", DEFAULT_RUBRIC), opts.get("manifest"),
-                                opts.get("root", ROOT))
-            print(f"grade: automatic points {pts} / {mx}; {os.path.join(pos[0], 'grade.csv')} and {md}")
+        if a.cmd == "assemble":
+            try:
+                return assemble(a.submission, a.manifest, a.out)
+            except sk.UsageError as e:
+                raise UsageError(str(e))
+        if a.cmd == "score":
+            pts, mx, md = score(a.grade_dir, a.rubric)
+            print(f"grade: automatic points {pts_text(pts)} / {pts_text(mx)}; "
+                  f"{os.path.join(a.grade_dir, 'grade.csv')} and {md}")
             return 0
-        if cmd == "manifest":
-            opts, pos = parse_flags(args, {"root"})
-            if pos:
-                raise UsageError("manifest takes no argument besides --root")
-            print(json.dumps(manifest(opts.get("root", ROOT)), indent=1))
+        if a.cmd == "variants":
+            print("\n".join(dict.fromkeys(v for v, _ in read_variants(a.help_file))))
             return 0
-        if cmd == "shapes":
-            if len(args) != 1 or not args[0].isdigit():
-                raise UsageError("shapes takes one SEED (a non-negative integer)")
-            shapes, small = sweep_shapes(int(args[0]))
+        if a.cmd == "homework":
+            print("\n".join(load_manifest(a.manifest)["homework"]))
+            return 0
+        if a.cmd == "shapes":
+            if a.seed < 0:
+                raise UsageError("shapes takes a non-negative SEED")
+            shapes, small = sweep_shapes(a.seed)
             print(",".join(map(shape_text, shapes)))
             print(",".join(map(shape_text, small)))
             return 0
-        if cmd == "bench-shape":
-            opts, pos = parse_flags(args, {"rubric"})
-            if pos:
-                raise UsageError("bench-shape takes no argument besides --rubric")
-            rubric = load_rubric(opts.get("rubric", DEFAULT_RUBRIC))
-            print(shape_text(parse_shape(rubric.get("bench_shape", "4096"))))
-            return 0
-        raise UsageError(f"unknown command '{cmd}'")
+        rubric = load_rubric(a.rubric)
+        if a.cmd == "bench-shape":
+            try:
+                print(shape_text(wb_shapes.parse_shape(rubric.get("bench_shape", "4096"))))
+            except ValueError as e:
+                raise UsageError(f"bad bench_shape: {e}")
+        elif a.cmd == "needs-reference":
+            print("yes" if needs_reference(rubric) else "no")
+        else:
+            print("sass" if rubric.get("ideas", {}).get(a.chapter, {}).get("sass") else "")
+        return 0
     except UsageError as e:
-        print(f"grade.py: {e}. {USAGE}", file=sys.stderr)
+        print(f"grade.py: {e}", file=sys.stderr)
         return 2
 
 

@@ -1,58 +1,69 @@
 #!/usr/bin/env bash
-# grade.sh - `make grade`: grades a student's tree on a GPU, in one run:
+# grade.sh - `make grade`: grades one student's submission on a GPU, from the instructor's copy of
+# the workbook. Nothing of the submission runs but the text between its TODO(student) lines:
 #   1. checks for a GPU (no GPU: one line, exit status 3, nothing graded)
-#   2. builds every chapter on its own (make -k), so a broken chapter costs only itself
-#   3. runs each chapter's tests with REQUIRE_GPU=1 (counts from the "[test_...] test cases" line)
-#   4. compute-sanitizer memcheck + racecheck per GPU chapter (make -C CHAPTER sanitize)
-#   5. a correctness sweep on 4 random shapes drawn from a fresh seed (printed; GRADE_SEED= repeats
-#      it): sizes up to 1500, none a multiple of any tile, K % 4 != 0; the two smallest shapes again
-#      with alpha = -1.5, beta = 0.5. Every variant is verified by the program itself.
-#   6. the benchmark at the rubric's shape (4096^3 by default), cuBLAS timed in the same run
-#   7. tools/grade.py score: grade/grade.csv and grade/grade.md against the rubric
-# A chapter built for one compute capability only (09: sm_90a, H100/H200/GH200) is not gradable on
-# another GPU: steps 4-6 are left out for it, and the grade says so and costs it no points. The
-# capability comes from 00_env_check (else nvidia-smi); when it is unknown the chapter is run, and
-# its exit status 3 then marks it not gradable instead of ending the grading.
+#   2. tools/grade.py assemble: a fresh kit from this workbook, checked against the kit's manifest,
+#      with the student's region text poured in (GRADE_DIR/tree); every other change the submission
+#      made is listed and not used
+#   3. the reference: this workbook's own solution, benchmarked once per GPU model and commit
+#      (GRADE_REFERENCE/...), when the rubric's tiers are relative to it
+#   4. builds each homework chapter of the tree on its own (make -k): a broken one costs only itself
+#   5. per chapter: the kit's tests with REQUIRE_GPU=1; the variant table (--help); a correctness
+#      sweep on 4 random shapes from a fresh seed (GRADE_SEED= repeats it) and the two smallest again
+#      with alpha = -1.5, beta = 0.5; compute-sanitizer memcheck and racecheck with verification off
+#      (per variant when the chapter's run finds something); the benchmark at the rubric's shape with
+#      cuBLAS in the same run. The sweep and the benchmark record which kernels each variant ran
+#      (WB_KERNEL_TRACE, CUPTI), and cuobjdump lists the program's SASS where the rubric's idea
+#      check reads it
+#   6. tools/grade.py score: GRADE_DIR/grade.csv and grade.md against the rubric
+# A chapter built for one compute capability only (09: sm_90a) is not gradable on another GPU: it
+# is left out of step 5, and the grade says so and costs it no points.
 #
-#   bash tools/grade.sh [--rubric FILE] [--manifest FILE] [--seed S]
+#   bash tools/grade.sh --submission DIR --manifest FILE [--rubric FILE] [--seed S]
 #
-# Settings (environment): GRADE_DIR (default grade), GRADE_SEED, GRADE_RUBRIC, GRADE_MANIFEST (the
-# reference checksums the instructor keeps: python3 tools/grade.py manifest > FILE), STUDENT_ID,
-# GRADE_TIMEOUT (seconds per program run, default 900), GRADE_NO_GPU=1 (act as if there were no GPU).
-# Exit status: 0 graded (whatever the grade), 1 scoring failed, 2 bad usage (including a GRADE_DIR
-# that cannot be written, found before anything runs), 3 no usable GPU.
+# Settings (environment): GRADE_DIR (default grade; a new or empty folder, or one this script made
+# before), GRADE_REFERENCE (default grade-reference), STUDENT_ID, GRADE_SEED, GRADE_TIMEOUT (seconds
+# per program run, default 900), GRADE_JOBS (parallel build jobs), GRADE_NO_GPU=1 (act as if there
+# were no GPU), CUOBJDUMP, SANITIZER (the tools; default: on the PATH, else in the CUDA toolkit).
+# Exit status: 0 graded (whatever the grade), 1 the submission could not be assembled or scoring
+# failed, 2 bad usage (a manifest from another workbook, a GRADE_DIR that cannot be written), 3 no
+# usable GPU, 4 a tool the grading needs is missing (compute-sanitizer, cuobjdump, CUPTI).
 set -u
 cd "$(dirname "$0")/.."
+ROOT=$PWD
 . tools/gpu_needs.sh
 
-usage() { echo "usage: bash tools/grade.sh [--rubric FILE] [--manifest FILE] [--seed S]   (GRADE_DIR=folder, STUDENT_ID=id)" >&2; exit 2; }
+usage() { echo "usage: bash tools/grade.sh --submission DIR --manifest FILE [--rubric FILE] [--seed S]   (GRADE_DIR=folder, STUDENT_ID=id)" >&2; exit 2; }
 rubric=${GRADE_RUBRIC:-report_template/rubric.json}
 manifest=${GRADE_MANIFEST:-}
+submission=${GRADE_SUBMISSION:-}
 seed=${GRADE_SEED:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --rubric) [ $# -ge 2 ] || usage; rubric=$2; shift 2 ;;
     --manifest) [ $# -ge 2 ] || usage; manifest=$2; shift 2 ;;
+    --submission) [ $# -ge 2 ] || usage; submission=$2; shift 2 ;;
     --seed) [ $# -ge 2 ] || usage; seed=$2; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage ;;
   esac
 done
+[ -n "$submission" ] || { echo "grade: which submission? --submission DIR (make grade SUBMISSION=DIR)" >&2; exit 2; }
+[ -n "$manifest" ] || { echo "grade: the kit's manifest is needed: --manifest FILE (make grade KIT_MANIFEST=FILE; make student-kit wrote it beside the kit)" >&2; exit 2; }
 case "$seed" in ''|*[!0-9]*) [ -z "$seed" ] || { echo "grade: --seed wants a non-negative integer" >&2; exit 2; } ;; esac
+[ -d "$submission" ] || { echo "grade: the submission $submission is not a folder" >&2; exit 2; }
+[ -f "$manifest" ] || { echo "grade: manifest $manifest not found" >&2; exit 2; }
 [ -f "$rubric" ] || { echo "grade: rubric $rubric not found" >&2; exit 2; }
-[ -z "$manifest" ] || [ -f "$manifest" ] || { echo "grade: manifest $manifest not found" >&2; exit 2; }
-command -v python3 >/dev/null 2>&1 || { echo "grade: python3 is needed to score (install python3)" >&2; exit 2; }
-# The results folder is checked before anything runs (a grade nobody can save is lost work), but
-# not created yet: without a GPU nothing at all is left behind.
+command -v python3 >/dev/null 2>&1 || { echo "grade: python3 is needed (install python3)" >&2; exit 2; }
+submission=$(cd "$submission" && pwd) manifest=$(cd "$(dirname "$manifest")" && pwd)/$(basename "$manifest")
+rubric=$(cd "$(dirname "$rubric")" && pwd)/$(basename "$rubric")
 G=${GRADE_DIR:-grade}
-# True when folder $1 exists and is writable, or could be created: its nearest existing
-# ancestor is a writable folder.
-writable_dir() {
-  local d=$1
-  while [ ! -e "$d" ] && [ ! -L "$d" ]; do d=$(dirname "$d"); done
-  [ -d "$d" ] && [ -w "$d" ] && [ -x "$d" ]
-}
-writable_dir "$G" || { echo "grade: cannot write the results folder $G (GRADE_DIR): not a writable folder" >&2; exit 2; }
+mkdir -p "$(dirname "$G")" 2>/dev/null
+if [ -e "$G" ] && { [ ! -d "$G" ] || { [ -n "$(ls -A "$G" 2>/dev/null)" ] && [ ! -e "$G/.grade-dir" ]; }; }; then
+  echo "grade: GRADE_DIR $G exists and is not a folder this grader made: choose a new or empty one" >&2; exit 2
+fi
+d=$G; while [ ! -e "$d" ]; do d=$(dirname "$d"); done
+[ -d "$d" ] && [ -w "$d" ] || { echo "grade: cannot write the results folder $G (GRADE_DIR): not a writable folder" >&2; exit 2; }
 
 # ---- 1. a GPU? -------------------------------------------------------------------------------
 no_gpu() { echo "grade: no usable GPU ($1): run the grader on the GPU machine; nothing was graded" >&2; exit 3; }
@@ -63,32 +74,74 @@ fi
 command -v nvidia-smi >/dev/null 2>&1 || no_gpu "nvidia-smi not found"
 nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || no_gpu "nvidia-smi lists no GPU"
 
-mkdir -p "$G" 2>/dev/null || { echo "grade: cannot create the results folder $G" >&2; exit 2; }
-rm -f "$G"/{results.tsv,sweep.csv,bench.csv,checksums.json,env.json,grade.csv,grade.md,*.log}
+# The tools the grading cannot do without: a grade without them would be a guess.
+find_tool() { local t; t=$(command -v "$1" 2>/dev/null) || t="${CUDA_PATH:-/usr/local/cuda}/bin/$1"; [ -x "$t" ] && echo "$t"; }
+san=${SANITIZER:-$(find_tool compute-sanitizer)}
+[ -n "$san" ] || { echo "grade: compute-sanitizer not found (it ships with the CUDA toolkit; or SANITIZER=/path): nothing was graded" >&2; exit 4; }
+objdump=${CUOBJDUMP:-$(find_tool cuobjdump)}
+
+rm -rf "$G"; mkdir -p "$G" && touch "$G/.grade-dir" || { echo "grade: cannot create the results folder $G" >&2; exit 2; }
+G=$(cd "$G" && pwd)
 R="$G/results.tsv"
 rec() { (IFS=$'\t'; echo "$*") >>"$R"; }
 TO=${GRADE_TIMEOUT:-900}
 run_to() { if command -v timeout >/dev/null 2>&1; then timeout "$TO" "$@"; else "$@"; fi; }
+jobs=${GRADE_JOBS:-$(nproc 2>/dev/null || echo 4)}
+
+# ---- 2. the tree to grade --------------------------------------------------------------------
+python3 tools/grade.py assemble --submission "$submission" --manifest "$manifest" --out "$G" >"$G/assemble.log" 2>&1
+rc=$?
+cat "$G/assemble.log"
+if [ $rc -ne 0 ]; then
+  [ $rc -eq 2 ] && exit 2
+  exit 1
+fi
+homework=$(cat "$G/homework.txt")
+T="$G/tree"
 
 [ -n "$seed" ] || seed=$(( $(od -An -N4 -tu4 /dev/urandom | tr -d ' ') % 1000000000 ))
 shapes_out=$(python3 tools/grade.py shapes "$seed") || exit 2
 shapes=$(echo "$shapes_out" | sed -n 1p)
 small=$(echo "$shapes_out" | sed -n 2p)
 bench_shape=$(python3 tools/grade.py bench-shape --rubric "$rubric") || exit 2
-started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-[ "$commit" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && commit="$commit-dirty"
-rec seed - "$seed"; rec shapes - "$shapes"; rec bench_shape - "$bench_shape"; rec git - "$commit"; rec started - "$started"
-python3 tools/grade.py manifest >"$G/checksums.json" || exit 2
-echo "grade: student ${STUDENT_ID:-(STUDENT_ID not set)}, commit $commit, results in $G/"
+rec seed - "$seed"; rec shapes - "$shapes"; rec bench_shape - "$bench_shape"; rec started - "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+rec student - "${STUDENT_ID:-}"
+# Rows each variant must have in sweep.csv: one per sweep shape, one per alpha/beta shape.
+rec sweep_rows - $(( $(echo "$shapes" | tr ',' '\n' | wc -l) + $(echo "$small" | tr ',' '\n' | wc -l) ))
+echo "grade: student ${STUDENT_ID:-(STUDENT_ID not set)}, homework $(echo $homework), results in $G/"
 echo "grade: sweep seed $seed (GRADE_SEED=$seed repeats it): shapes $shapes; alpha/beta on $small"
 
-# ---- 2. build ----------------------------------------------------------------------------------
-jobs=$(nproc 2>/dev/null || echo 4)
-CHAPTERS=$(ls -d [0-9][0-9]_*/ 2>/dev/null | sed 's#/$##')
-if make --no-print-directory lib >>"$G/build.log" 2>&1; then rec build common ok; else rec build common fail; echo "grade: the shared harness (common/) did not build"; fi
-for c in $CHAPTERS; do
-  if make --no-print-directory -k -j"$jobs" -C "$c" all >>"$G/build.log" 2>&1 && [ -x "$c/$c" ]; then
+# Kernel tracing needs CUPTI (the programs load it): checked once, on the first GPU chapter's run.
+cupti_missing() { grep -q "WB_KERNEL_TRACE is set but the kernels cannot be traced" "$1"; }
+
+# ---- 3. the reference on this GPU ------------------------------------------------------------
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+if [ "$(python3 tools/grade.py needs-reference --rubric "$rubric")" = yes ]; then
+  commit=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)
+  slug=$(echo "$gpu_name" | tr -c 'A-Za-z0-9\n' '_')
+  refdir=${GRADE_REFERENCE:-$ROOT/grade-reference}/$slug
+  ref="$refdir/${commit}_${bench_shape}.csv"
+  if [ ! -s "$ref" ] || [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    echo "grade: the reference (this workbook's solution) on $gpu_name at $bench_shape -> $ref"
+    mkdir -p "$refdir" && rm -f "$ref.tmp"
+    make --no-print-directory -j"$jobs" lib >>"$G/reference.log" 2>&1
+    for c in $homework; do
+      case "$c" in 00_*|01_*) continue ;; esac
+      extra=""; case "$c" in 07_*) extra="--no-costs" ;; 08_*) extra="--part crossover" ;; esac
+      make --no-print-directory -j"$jobs" -C "$c" "$c" >>"$G/reference.log" 2>&1 &&
+        run_to ./"$c"/"$c" --size "$bench_shape" $extra --csv "$ref.tmp" >>"$G/reference.log" 2>&1
+    done
+    [ -s "$ref.tmp" ] && mv "$ref.tmp" "$ref"
+  else
+    echo "grade: the reference on $gpu_name at $bench_shape: $ref (measured before)"
+  fi
+  [ -s "$ref" ] && cp "$ref" "$G/reference.csv"
+fi
+
+# ---- 4. build ----------------------------------------------------------------------------------
+if make --no-print-directory -C "$T" -j"$jobs" lib >>"$G/build.log" 2>&1; then rec build common ok; else rec build common fail; echo "grade: the shared harness (common/) did not build"; fi
+for c in $homework; do
+  if make --no-print-directory -k -j"$jobs" -C "$T/$c" all >>"$G/build.log" 2>&1 && [ -x "$T/$c/$c" ]; then
     rec build "$c" ok; echo "grade: build $c ok"
   else
     rec build "$c" fail; echo "grade: build $c FAILED (see $G/build.log); graded as not built"
@@ -97,77 +150,96 @@ done
 built() { grep -q "^build	$1	ok$" "$R"; }
 
 # A GPU listed by nvidia-smi may still be unusable (driver too old, no code for it): 00 says so.
-if built 00_env_check; then
-  ./00_env_check/00_env_check --json "$G/env.json" >"$G/env.log" 2>&1
-  if [ $? -eq 3 ]; then
-    no_gpu "$(grep -m1 -i error "$G/env.log" || echo "00_env_check exit status 3")"
-  fi
-fi
-# The compute capability of GPU 0, the one the programs use ("" when unknown); the chapters that
-# need one capability are named in tools/gpu_needs.sh.
-cc=$(wb_gpu_cc "$G/env.json")
-not_gradable() {  # chapter, capability it needs, what we know of this GPU
-  rec gradable "$1" no "$2"
-  echo "grade: $1: not gradable on this GPU (needs compute capability $2; $3): no sanitizer, sweep or benchmark"
-}
-
-# ---- 3. tests ----------------------------------------------------------------------------------
-summary=$(mktemp); trap 'rm -f "$summary"' EXIT
-for c in common $CHAPTERS; do
-  if [ "$c" = common ]; then bin=common/build/test_common; else bin=$c/test_$c; fi
-  { [ "$c" = common ] || built "$c"; } || continue
-  [ -x "$bin" ] || { rec tests "$c" - - - missing; continue; }
-  : >"$summary"
-  echo "== $bin" >>"$G/tests.log"
-  (cd "$(dirname "$bin")" && REQUIRE_GPU=1 WB_TEST_SUMMARY="$summary" run_to "./$(basename "$bin")") >>"$G/tests.log" 2>&1
+env_json="$G/env.json"
+if [ -x "$T/00_env_check/00_env_check" ]; then
+  (cd "$T" && ./00_env_check/00_env_check --json "$env_json") >"$G/env.log" 2>&1
   rc=$?
-  if read -r _ p f s _ <"$summary" 2>/dev/null && [ -n "${s:-}" ]; then
-    rec tests "$c" "$p" "$f" "$s" "$rc"; echo "grade: tests $c: $p passed, $f failed, $s skipped (exit $rc)"
-  else
-    rec tests "$c" - - - "$rc"; echo "grade: tests $c: no counts reported (exit $rc)"
-  fi
-done
+  [ $rc -eq 3 ] && no_gpu "$(grep -m1 -i error "$G/env.log" || echo "00_env_check exit status 3")"
+  rec program 00_env_check "$rc"
+fi
+cc=$(wb_gpu_cc "$env_json")
 
-# ---- 4-6. sanitizer, sweep, benchmark per GPU chapter ------------------------------------------
-san=$(command -v compute-sanitizer 2>/dev/null || true)
-[ -z "$san" ] && [ -x "${CUDA_PATH:-/usr/local/cuda}/bin/compute-sanitizer" ] && san="${CUDA_PATH:-/usr/local/cuda}/bin/compute-sanitizer"
-[ -z "$san" ] && echo "grade: compute-sanitizer not found: sanitizer marked skipped (no points)"
-for c in $CHAPTERS; do
+# ---- 5. per chapter ------------------------------------------------------------------------------
+summary=$(mktemp); trap 'rm -f "$summary"' EXIT
+sanitize_args() {  # the chapter's small odd shapes (its Makefile's SANITIZE_ARGS), verification off
+  make --no-print-directory -s -C "$T/$1" --eval 'wb-print-sanitize-args: ; @echo $(SANITIZE_ARGS)' wb-print-sanitize-args
+}
+for c in $homework; do
+  built "$c" || continue
+  bin=$T/$c/test_$c
+  if [ -x "$bin" ]; then
+    : >"$summary"
+    echo "== $c/test_$c" >>"$G/tests.log"
+    (cd "$T/$c" && REQUIRE_GPU=1 WB_TEST_SUMMARY="$summary" run_to "./test_$c") >>"$G/tests.log" 2>&1
+    rc=$?
+    if read -r _ p f s _ <"$summary" 2>/dev/null && [ -n "${s:-}" ]; then
+      rec tests "$c" "$p" "$f" "$s" "$rc"; echo "grade: tests $c: $p passed, $f failed, $s skipped (exit $rc)"
+    else
+      rec tests "$c" - - - "$rc"; echo "grade: tests $c: no counts reported (exit $rc)"
+    fi
+  else
+    rec tests "$c" - - - missing
+  fi
   case "$c" in 00_*|01_*) continue ;; esac
   need=$(wb_needs_cc "$c")
   if [ -n "$need" ] && [ -n "$cc" ] && [ "$cc" != "$need" ]; then
-    not_gradable "$c" "$need" "this GPU is $cc"
+    rec gradable "$c" no "$need"
+    echo "grade: $c: not gradable on this GPU (needs compute capability $need; this GPU is $cc)"
     continue
   fi
-  built "$c" || continue
+  prog=$T/$c/$c
   extra=""; case "$c" in 07_*) extra="--no-costs" ;; 08_*) extra="--part crossover" ;; esac
-  if [ -n "$san" ]; then
-    make --no-print-directory -C "$c" sanitize SANITIZER="$san" >>"$G/sanitize.log" 2>&1
-    rc=$?
-    if [ $rc -eq 0 ]; then rec sanitize "$c" ok 0; else rec sanitize "$c" fail "$rc"; fi
-    echo "grade: sanitize $c: $([ $rc -eq 0 ] && echo clean || echo "FAILED (exit $rc)")"
-  else
-    rec sanitize "$c" skipped -
-  fi
-  # shellcheck disable=SC2086  # extra is empty or one word
-  { echo "== ./$c/$c --sizes $shapes --seed $seed"
-    run_to ./"$c"/"$c" --sizes "$shapes" --seed "$seed" --warmup 1 --reps 2 $extra --csv "$G/sweep.csv" 2>&1; } >>"$G/sweep.log"
+  "$prog" --help >"$G/variants_$c.txt" 2>&1
+  trace="$G/trace_$c.tsv"
+  # shellcheck disable=SC2086  # extra is empty or two words
+  { echo "== $c --sizes $shapes --seed $seed"
+    (cd "$T" && WB_KERNEL_TRACE="$trace" run_to "$prog" --sizes "$shapes" --seed "$seed" --warmup 1 --reps 2 $extra --csv "$G/sweep.csv" 2>&1); } >>"$G/sweep.log"
   rc1=$?
-  if [ $rc1 -eq 3 ] && [ -n "$need" ]; then  # the capability was unknown: the program found it wrong
-    not_gradable "$c" "$need" "its program exited 3"
-    continue
+  if cupti_missing "$G/sweep.log"; then
+    echo "grade: the programs cannot trace their kernels: CUPTI (libcupti.so, part of the CUDA toolkit) was not found; set WB_CUPTI_LIB=/path/to/libcupti.so. Nothing was graded." >&2
+    exit 4
   fi
-  [ $rc1 -eq 3 ] && no_gpu "$(grep -m1 -i 'error' "$G/sweep.log" || echo "./$c/$c exit status 3")"
-  { echo "== ./$c/$c --sizes $small --alpha -1.5 --beta 0.5 --seed $seed"
-    run_to ./"$c"/"$c" --sizes "$small" --alpha -1.5 --beta 0.5 --seed "$seed" --warmup 1 --reps 2 $extra --csv "$G/sweep.csv" 2>&1; } >>"$G/sweep.log"
+  if [ $rc1 -eq 3 ] && [ -n "$need" ]; then  # the capability was unknown: the program found it wrong
+    rec gradable "$c" no "$need"; echo "grade: $c: not gradable on this GPU (its program exited 3)"; continue
+  fi
+  [ $rc1 -eq 3 ] && no_gpu "$(grep -m1 -i 'error' "$G/sweep.log" || echo "$c exit status 3")"
+  { echo "== $c --sizes $small --alpha -1.5 --beta 0.5 --seed $seed"
+    (cd "$T" && WB_KERNEL_TRACE="$trace" run_to "$prog" --sizes "$small" --alpha -1.5 --beta 0.5 --seed "$seed" --warmup 1 --reps 2 $extra --csv "$G/sweep.csv" 2>&1); } >>"$G/sweep.log"
   rc2=$?
   rc=$rc1; [ $rc -eq 0 ] && rc=$rc2
   rec sweep "$c" "$rc"; echo "grade: sweep $c: $([ $rc -eq 0 ] && echo PASS || echo "FAILED (exit $rc)")"
-  { echo "== ./$c/$c --size $bench_shape"
-    run_to ./"$c"/"$c" --size "$bench_shape" $extra --csv "$G/bench.csv" 2>&1; } >>"$G/bench.log"
+
+  # The sanitizer judges memory and races only: verification is off, so a wrong result is the
+  # sweep's business. A chapter that is not clean is run again one variant at a time.
+  sargs=$(sanitize_args "$c")
+  for tool in memcheck racecheck; do
+    targs=(--tool "$tool" --error-exitcode 9); [ "$tool" = racecheck ] && targs+=(--racecheck-report all)
+    # shellcheck disable=SC2086  # sargs is a list of options
+    (cd "$T" && run_to "$san" "${targs[@]}" "$prog" $sargs --no-check) >>"$G/sanitize.log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      rec sanitize "$c" "$tool" "*" ok 0
+    else
+      rec sanitize "$c" "$tool" "*" fail "$rc"
+      for v in $(python3 tools/grade.py variants "$G/variants_$c.txt"); do
+        # shellcheck disable=SC2086
+        (cd "$T" && run_to "$san" "${targs[@]}" "$prog" $sargs --no-check --variant "$v") >>"$G/sanitize.log" 2>&1
+        r=$?
+        rec sanitize "$c" "$tool" "$v" "$([ $r -eq 0 ] && echo ok || echo fail)" "$r"
+      done
+    fi
+    echo "grade: $tool $c: $([ $rc -eq 0 ] && echo clean || echo "FOUND something (exit $rc; per variant in grade.md)")"
+  done
+
+  { echo "== $c --size $bench_shape"
+    (cd "$T" && WB_KERNEL_TRACE="$trace" run_to "$prog" --size "$bench_shape" $extra --csv "$G/bench.csv" 2>&1); } >>"$G/bench.log"
   rc=$?
   rec bench "$c" "$rc"; echo "grade: bench $c at $bench_shape: exit $rc"
+  if [ "$(python3 tools/grade.py idea "$c" --rubric "$rubric")" = sass ]; then
+    [ -n "$objdump" ] || { echo "grade: cuobjdump not found (it ships with the CUDA toolkit; or CUOBJDUMP=/path): the idea check of $c needs it. Nothing was graded." >&2; exit 4; }
+    "$objdump" -sass "$prog" >"$G/sass_$c.txt" 2>>"$G/build.log"
+  fi
 done
 
-# ---- 7. score ----------------------------------------------------------------------------------
-python3 tools/grade.py score "$G" --rubric "$rubric" ${manifest:+--manifest "$manifest"} || exit 1
+# ---- 6. score ----------------------------------------------------------------------------------
+python3 tools/grade.py score "$G" --rubric "$rubric" || exit 1

@@ -25,16 +25,22 @@ the kit compiles too (an empty kernel body is legal; an instructor-only region h
 definitions or test cases): the kit's programs run and report FAIL (the harness poisons C with NaN
 before each run) and its tests fail until the TODOs are filled.
 
-Usage:
-    student_kit.py make KIT_DIR                  write the kit into KIT_DIR (new or empty folder),
-                                                 then scan it for leaks (exit 1 if any)
-    student_kit.py restore KIT_DIR --from REPO   put the regions of REPO back into the kit, matched
-                                                 by order and hint (whatever a student wrote between
-                                                 the TODO lines is replaced), and the instructors'
-                                                 guide in place of its stub
-    student_kit.py leaks KIT_DIR [--from REPO]   scan a kit for solution code (see find_leaks)
-    student_kit.py check [REPO]                  validate the markers (balanced, not nested, hints
-                                                 non-empty, braces balanced) and list the regions
+Usage (--help lists the options):
+    student_kit.py make KIT_DIR [--homework "00 02 03 06"] [--manifest FILE]
+        write the kit into KIT_DIR (new or empty folder), then scan it for leaks (exit 1 if any).
+        Only the homework chapters' solutions are taken out (default: every chapter); the others
+        stay whole and are not graded, and the kit's rubric (report_template/rubric.json) names the
+        homework. The grader's manifest (every kit file's SHA-256, the homework, and per region
+        file its regions' hints and its text outside them) goes to FILE, by default
+        KIT_DIR.manifest.json beside the kit: the instructor keeps it, the students never see it.
+    student_kit.py restore KIT_DIR --from REPO
+        put the regions of REPO back into the kit, matched by order and hint (whatever a student
+        wrote between the TODO lines is replaced), and the instructors' guide in place of its stub
+    student_kit.py leaks KIT_DIR [--from REPO] [--homework ...]
+        scan a kit for solution code (tools/kit_leaks.py)
+    student_kit.py check [REPO]
+        validate the markers (balanced, not nested, hints non-empty, braces balanced) and list the
+        regions
 
 The files copied are those git tracks, read from the working tree (uncommitted edits included;
 untracked files are left out and named on stderr: a scratch folder must not reach students).
@@ -43,6 +49,10 @@ kit is a fresh folder with no history. The instructors' guide is replaced by a s
 links to it still lead somewhere. Exit status: 0 done, 1 invalid markers, a kit that does not
 match, or a leak; 2 bad usage. Python stdlib only.
 """
+import argparse
+import datetime
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -61,6 +71,8 @@ LEFT_OUT = "// INSTRUCTOR ONLY (left out of the starter kit):"
 LEFT_OUT_RE = re.compile(r"^([ \t]*)" + re.escape(LEFT_OUT) + r"(.*)$")
 # Anything marker-like that is not exactly one of the forms above is an error, not silently kept.
 LOOSE_RE = re.compile(r"(BEGIN|END)[ _](SOLUTION|INSTRUCTOR[ _]ONLY)")
+RUBRIC = "report_template/rubric.json"
+MANIFEST_KIND = "cuda-matmul-workbook kit manifest"
 # Used when git is not available: what the build and the tools write (see .gitignore).
 SKIP_DIRS = {".git", "build", "report", "grade", "gpu-check", "__pycache__"}
 SKIP_EXTS = (".o", ".a", ".ncu-rep", ".pyc")
@@ -192,11 +204,12 @@ def placeholder(region, nl, end_nl):
     return [f"{region.indent}// TODO(student): {region.hint}{nl}", f"{region.indent}// END TODO(student){end_nl}"]
 
 
-def strip_solutions(text, name):
-    """The kit's version of a file: every region replaced by its placeholder. Returns the text and
-    the number of regions."""
+def strip_solutions(text, name, solutions=True):
+    """The kit's version of a file: every region replaced by its placeholder (with solutions=False,
+    only the instructor-only ones: a chapter that is not part of the homework stays whole). Returns
+    the text and the number of regions replaced."""
     lines = split_lines(text)
-    regions = parse_regions(text, name)
+    regions = [r for r in parse_regions(text, name) if solutions or r.kind == INSTRUCTOR]
     out, pos = [], 0
     for r in regions:
         out.extend(lines[pos:r.begin])
@@ -209,9 +222,13 @@ def strip_solutions(text, name):
 
 def put_solutions_back(kit_text, original_text, name):
     """The original file rebuilt from a kit file: the placeholders, matched with the original's
-    regions by order, kind and hint, are replaced by the regions. Raises KitError when they differ."""
+    regions by order, kind and hint, are replaced by the regions. Raises KitError when they differ.
+    A file of a chapter the kit kept whole holds its solution regions still: only its
+    instructor-only placeholders are matched."""
     regions = parse_regions(original_text, name)
     todos = parse_todos(kit_text, name)
+    if not any(t.kind == SOLUTION for t in todos) and parse_regions(kit_text, name):
+        regions = [r for r in regions if r.kind == INSTRUCTOR]
     if len(regions) != len(todos):
         raise KitError(f"{name}: the kit has {len(todos)} placeholder(s) (TODO(student) blocks and "
                        f"instructor-only lines), the original {len(regions)} region(s)")
@@ -305,17 +322,68 @@ def inside(path, folder):
 
 # ---- the commands -------------------------------------------------------------------------------------
 
-def cmd_make(kit, repo=ROOT):
-    if inside(kit, repo):
-        raise UsageError(f"student_kit: refusing to write the kit inside the workbook itself ({kit}); "
-                         "choose a folder outside it")
-    if os.path.exists(kit) and (not os.path.isdir(kit) or os.listdir(kit)):
-        raise UsageError(f"student_kit: {kit} exists and is not an empty folder; choose a new or empty one")
-    found = scan(repo)  # validates every file before anything is written
-    if not any(r.kind == SOLUTION for rs in found.values() for r in rs):
-        raise KitError("student_kit: no solution regions found (is this already a student kit?)")
-    os.makedirs(kit, exist_ok=True)
-    total = 0
+def chapters_of(repo):
+    """The chapter folders of a workbook (NN_name), sorted."""
+    return sorted(d for d in os.listdir(repo) if re.fullmatch(r"\d\d_\w+", d) and os.path.isdir(os.path.join(repo, d)))
+
+
+def resolve_homework(words, repo=ROOT):
+    """Chapter folder names for a homework list such as "00 02 03_shared_tiling 6" (numbers or
+    names, blanks or commas between them); None or "all" for every chapter."""
+    chapters = chapters_of(repo)
+    if words is None or (isinstance(words, str) and words.strip() in ("", "all")):
+        return chapters
+    if isinstance(words, str):
+        words = re.split(r"[\s,]+", words.strip())
+    picked = []
+    for w in words:
+        number = w.split("_", 1)[0]
+        match = [c for c in chapters if c == w or (number.isdigit() and c.split("_", 1)[0] == f"{int(number):02d}")]
+        if len(match) != 1:
+            raise UsageError(f"student_kit: HOMEWORK names no chapter '{w}' (chapters: {' '.join(chapters)})")
+        if match[0] not in picked:
+            picked.append(match[0])
+    return sorted(picked)
+
+
+def chapter_of_path(p):
+    """The chapter folder a relative path lies in, or None (common/, tools/, ...)."""
+    first = p.split("/", 1)[0]
+    return first if re.fullmatch(r"\d\d_\w+", first) else None
+
+
+def in_homework(p, homework):
+    chapter = chapter_of_path(p)
+    return chapter is None or chapter in homework
+
+
+def file_sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def git_head(repo):
+    try:
+        r = subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else "unknown"
+
+
+def kit_rubric(repo, homework):
+    """The rubric the kit carries: the workbook's, cut to the homework chapters."""
+    path = os.path.join(repo, RUBRIC)
+    with open(path, encoding="utf-8") as f:
+        rubric = json.load(f)
+    rubric["homework"] = homework
+    rubric["chapters"] = {c: rules for c, rules in rubric.get("chapters", {}).items() if c in homework}
+    return json.dumps(rubric, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_kit(kit, repo, homework):
+    """Writes the kit's files; returns ({path: sha256}, {region file: [hints]}, number of regions)."""
+    found = scan(repo)
+    files, regions, total = {}, {}, 0
     # Each file is written anew (never a clone or a copy of .git): the kit carries no history.
     for p in repo_files(repo):
         src, dst = os.path.join(repo, p), os.path.join(kit, p)
@@ -324,29 +392,75 @@ def cmd_make(kit, repo=ROOT):
             with open(dst, "wb") as f:
                 stub = GUIDE_STUBS.get(p, "This file is for instructors and is not part of the kit.\n")
                 f.write(stub.encode("utf-8"))
+        elif p == RUBRIC:
+            with open(dst, "wb") as f:
+                f.write(kit_rubric(repo, homework).encode("utf-8"))
         elif p in found:
             with open(src, "rb") as f:
                 text = f.read().decode("utf-8")
-            stripped, n = strip_solutions(text, p)
+            solutions = in_homework(p, homework)
+            stripped, n = strip_solutions(text, p, solutions)
             total += n
+            if solutions and any(r.kind == SOLUTION for r in found[p]):
+                regions[p] = [r.hint for r in found[p] if r.kind == SOLUTION]
             with open(dst, "wb") as f:
                 f.write(stripped.encode("utf-8"))
             shutil.copymode(src, dst)
         else:
             shutil.copyfile(src, dst)
             shutil.copymode(src, dst)
+        files[p] = file_sha256(dst)
+    return files, regions, total
+
+
+def kit_manifest(kit, repo, homework, files, regions):
+    """What the grader needs to judge a submission against this kit, kept by the instructor."""
+    texts = {}
+    for p in regions:
+        with open(os.path.join(kit, p), "rb") as f:
+            texts[p] = f.read().decode("utf-8")
+    return {"kind": MANIFEST_KIND, "workbook_git": git_head(repo),
+            "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "homework": homework, "files": files,
+            "regions": {p: {"hints": hints, "kit_text": texts[p]} for p, hints in sorted(regions.items())}}
+
+
+def default_manifest_path(kit):
+    return os.path.abspath(kit).rstrip(os.sep) + ".manifest.json"
+
+
+def cmd_make(kit, repo=ROOT, homework=None, manifest=None):
+    if inside(kit, repo):
+        raise UsageError(f"student_kit: refusing to write the kit inside the workbook itself ({kit}); "
+                         "choose a folder outside it")
+    if os.path.exists(kit) and (not os.path.isdir(kit) or os.listdir(kit)):
+        raise UsageError(f"student_kit: {kit} exists and is not an empty folder; choose a new or empty one")
+    found = scan(repo)  # validates every file before anything is written
+    if not any(r.kind == SOLUTION for rs in found.values() for r in rs):
+        raise KitError("student_kit: no solution regions found (is this already a student kit?)")
+    homework = resolve_homework(homework, repo)
+    manifest = manifest or default_manifest_path(kit)
+    if inside(manifest, kit) or inside(manifest, repo):
+        raise UsageError(f"student_kit: the manifest ({manifest}) must be kept outside the kit and the workbook")
+    os.makedirs(kit, exist_ok=True)
+    files, regions, total = write_kit(kit, repo, homework)
+    os.makedirs(os.path.dirname(os.path.abspath(manifest)), exist_ok=True)
+    with open(manifest, "w", encoding="utf-8") as f:
+        json.dump(kit_manifest(kit, repo, homework, files, regions), f, indent=1, ensure_ascii=False)
+        f.write("\n")
     left_out = untracked_files(repo)
     if left_out:
         shown = ", ".join(left_out[:5]) + (f" and {len(left_out) - 5} more" if len(left_out) > 5 else "")
         print(f"student_kit: {len(left_out)} untracked file(s) left out of the kit (commit them to ship them): "
               f"{shown}", file=sys.stderr)
-    print(f"student_kit: wrote {kit}: {total} region(s) in {len(found)} file(s) replaced by TODO(student) "
-          "blocks and instructor-only lines")
-    for p, regions in sorted(found.items()):
-        n_todo = sum(r.kind == SOLUTION for r in regions)
-        print(f"  {p}: {n_todo} TODO, {len(regions) - n_todo} left out")
+    print(f"student_kit: wrote {kit} for the homework {' '.join(homework)}: {total} region(s) replaced by "
+          "TODO(student) blocks and instructor-only lines")
+    for p, rs in sorted(found.items()):
+        n_todo = len(regions.get(p, []))
+        print(f"  {p}: {n_todo} TODO, {sum(r.kind == INSTRUCTOR for r in rs)} left out")
+    print(f"student_kit: the grader's manifest of this kit: {manifest} (keep it; never hand it out)")
     from kit_leaks import describe_leak, find_leaks
-    leaks = find_leaks(kit, repo)
+    leaks = find_leaks(kit, repo, chapters=homework)
     if leaks:
         raise KitError("student_kit: the kit holds solution code; do not hand it out:\n  " +
                        "\n  ".join(describe_leak(x) for x in leaks))
@@ -387,7 +501,7 @@ def cmd_restore(kit, repo):
     return 0
 
 
-def cmd_leaks(kit, repo):
+def cmd_leaks(kit, repo, homework=None):
     if not os.path.isdir(kit):
         raise UsageError(f"student_kit: {kit} is not a folder")
     if not os.path.isdir(repo):
@@ -395,7 +509,7 @@ def cmd_leaks(kit, repo):
     if not scan(repo):
         raise KitError(f"student_kit: {repo} has no solution regions to compare with")
     from kit_leaks import describe_leak, find_leaks
-    leaks = find_leaks(kit, repo)
+    leaks = find_leaks(kit, repo, chapters=resolve_homework(homework, repo))
     for x in leaks:
         print(describe_leak(x))
     if leaks:
@@ -418,36 +532,40 @@ def cmd_check(repo):
     return 0
 
 
-USAGE = ("usage: student_kit.py make KIT_DIR | restore KIT_DIR --from REPO | leaks KIT_DIR [--from REPO]"
-         " | check [REPO]"
-         "  (see the top of tools/student_kit.py)")
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (bad usage: one clear line and exit status 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (--help lists the commands and options)\n")
 
 
 def main(argv):
-    args = list(argv)
-    if not args:
-        raise UsageError(USAGE)
-    if args[0] in ("-h", "--help", "help"):
-        print(__doc__)
-        return 0
-    cmd, rest = args[0], args[1:]
-    if cmd == "make":
-        if len(rest) != 1 or rest[0].startswith("-"):
-            raise UsageError(f"student_kit: make takes one KIT_DIR; {USAGE}")
-        return cmd_make(rest[0])
-    if cmd == "restore":
-        if len(rest) != 3 or rest[1] != "--from" or rest[0].startswith("-"):
-            raise UsageError(f"student_kit: restore takes KIT_DIR --from REPO; {USAGE}")
-        return cmd_restore(rest[0], rest[2])
-    if cmd == "leaks":
-        if len(rest) not in (1, 3) or rest[0].startswith("-") or (len(rest) == 3 and rest[1] != "--from"):
-            raise UsageError(f"student_kit: leaks takes KIT_DIR [--from REPO]; {USAGE}")
-        return cmd_leaks(rest[0], rest[2] if len(rest) == 3 else ROOT)
-    if cmd == "check":
-        if len(rest) > 1:
-            raise UsageError(f"student_kit: check takes at most one REPO; {USAGE}")
-        return cmd_check(rest[0] if rest else ROOT)
-    raise UsageError(f"student_kit: unknown command {cmd!r}; {USAGE}")
+    parser = OneLineParser(prog="student_kit.py", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("make", help="write the kit into KIT_DIR (new or empty), then scan it for leaks")
+    p.add_argument("kit")
+    p.add_argument("--homework", help='the chapters whose solutions are taken out, e.g. "00 02 03 06" '
+                   "(default: all; the other chapters stay whole and are not graded)")
+    p.add_argument("--manifest", help="where the grader's manifest goes (default: KIT_DIR.manifest.json, "
+                   "beside the kit); keep it, never hand it out")
+    p = sub.add_parser("restore", help="put the regions of REPO back into the kit")
+    p.add_argument("kit")
+    p.add_argument("--from", dest="repo", required=True)
+    p = sub.add_parser("leaks", help="scan a kit for solution code")
+    p.add_argument("kit")
+    p.add_argument("--from", dest="repo", default=ROOT)
+    p.add_argument("--homework", help="only the regions of these chapters count (as for make)")
+    p = sub.add_parser("check", help="validate the markers and list the regions")
+    p.add_argument("repo", nargs="?", default=ROOT)
+    a = parser.parse_args(argv)
+    if a.cmd == "make":
+        return cmd_make(a.kit, ROOT, a.homework, a.manifest)
+    if a.cmd == "restore":
+        return cmd_restore(a.kit, a.repo)
+    if a.cmd == "leaks":
+        return cmd_leaks(a.kit, a.repo, a.homework)
+    return cmd_check(a.repo)
 
 
 if __name__ == "__main__":

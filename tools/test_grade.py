@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""test_grade.py - tests of the grader (tools/grade.sh, tools/grade.py), no GPU needed.
+"""test_grade.py - tests of the grader (tools/grade.sh, tools/grade.py) that need no GPU: the CPU part
+of the cohort of planted students.
 
-The fixture (tools/grade_fixture/) is a graded run built from real rows of results/h200/: chapter
-04 did not build, chapter 03's tests report a failure, chapter 09 ran on the H200. The tests score
-it with the real entry points in temporary folders, check the points against the rubric computed
-here independently (chapter 09 on compute capability 9.0, and not gradable on another GPU), flag an
-edited checker file against a manifest, and run grade.sh end to end on a stand-in tree (fake
-nvidia-smi, stand-in programs, one chapter that does not build, chapter 09 on 9.0, on 8.6 and on an
-unknown GPU) and without a GPU.
+1. Assembly against the real workbook: a kit of chapter 03 (as `make student-kit HOMEWORK=03`
+   makes it) and planted submissions: launchers pointed at cuBLAS, a deleted variant, a gutted test
+   file, an edited tools/grade.py (each listed, none used), chapter 02's kernel pasted into a
+   region (used: the GPU run judges it), regions that reach outside their function (rejected),
+   damaged markers, a manifest from another workbook.
+2. grade.sh end to end on a stand-in workbook: stand-in programs, nvidia-smi, compute-sanitizer and
+   cuobjdump that behave as the GPU would for what a student wrote in the region (a word in the
+   region picks the behaviour: right, wrong at the edge tile, cuBLAS kernel, no shared memory, a
+   race), so the whole path (assemble, reference, build, tests, sweep, sanitizer, trace, SASS,
+   score) runs and each planted student gets the expected points and named reason.
+3. The scoring rules one by one on written-out runs (per variant and all or nothing, reference
+   tiers, GPUs too old for a variant, chapter 09 on another GPU).
+4. Usage: bad input exits 2 with one line, no GPU exits 3 with one line.
+tools/test_cohort.py grades the same cohort for real on a GPU.
 
-Run: tools/test_grade.py (stdlib unittest). Ends with
-"[test_grade] test cases: P passed, F failed, S skipped" and, when WB_TEST_SUMMARY is set, appends
-"test_grade P F S" to that file (tools/run_tests.sh adds them up). Exit status 1 on a failure.
+Ends with "[test_grade] test cases: P passed, F failed, S skipped" (tools/wb_unittest.py).
 """
 import csv
 import json
@@ -25,18 +31,33 @@ import unittest
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TOOLS)
-FIXTURE = os.path.join(TOOLS, "grade_fixture")
-RUBRIC = os.path.join(ROOT, "report_template", "rubric.json")
 GRADE_PY = os.path.join(TOOLS, "grade.py")
 sys.path.insert(0, TOOLS)
 import grade  # noqa: E402
+import student_kit as sk  # noqa: E402
+
+DROP = ("STUDENT_ID", "CUDA_VISIBLE_DEVICES", "GRADE_NO_GPU", "GRADE_DIR", "GRADE_SEED", "GRADE_RUBRIC",
+        "GRADE_MANIFEST", "GRADE_SUBMISSION", "GRADE_REFERENCE", "WB_KERNEL_TRACE")
+CUBLAS_KERNEL = "_ZN7cutlass7Kernel2I41cutlass_80_simt_sgemm_64x64_8x5_nn_align1EEvNT_6ParamsE"  # seen on the H200
 
 
-def run(cmd, env_extra=None, cwd=ROOT, drop=("STUDENT_ID", "CUDA_VISIBLE_DEVICES", "GRADE_NO_GPU", "GRADE_DIR",
-                                              "GRADE_SEED", "GRADE_RUBRIC", "GRADE_MANIFEST")):
-    env = {k: v for k, v in os.environ.items() if k not in drop}
+def run(cmd, env_extra=None, cwd=ROOT):
+    env = {k: v for k, v in os.environ.items() if k not in DROP}
     env.update(env_extra or {})
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def write(path, text, exe=False):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    if exe:
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 def read_rows(path):
@@ -44,716 +65,595 @@ def read_rows(path):
         return list(csv.DictReader(f))
 
 
-def load_rubric(path=RUBRIC):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+def fill_todos(path, bodies):
+    """Writes `bodies` (one text per TODO(student) block, in order) into a kit file."""
+    text = read(path)
+    lines = sk.split_lines(text)
+    todos = [t for t in sk.parse_todos(text, path) if t.kind == sk.SOLUTION]
+    out, pos = [], 0
+    for t, b in zip(todos, bodies):
+        out.extend(lines[pos:t.begin + 1])
+        out.append(b if b.endswith("\n") or not b else b + "\n")
+        pos = t.end
+    out.extend(lines[pos:])
+    write(path, "".join(out))
 
 
-def expected_tier(tiers, pct):
-    """The points of the highest tier reached, computed the plain way."""
-    reached = [t["points"] for t in tiers if pct >= t["min_pct_cublas"]]
-    return max(reached) if reached else 0
+def solutions(repo, rel):
+    """The solution regions' bodies of one file of the workbook."""
+    text = read(os.path.join(repo, rel))
+    lines = sk.split_lines(text)
+    return ["".join(lines[r.begin + 1:r.end]) for r in sk.parse_regions(text, rel) if r.kind == sk.SOLUTION]
 
 
-def copy_fixture(folder):
-    os.makedirs(folder, exist_ok=True)
-    for name in ("bench.csv", "sweep.csv", "results.tsv"):
-        shutil.copy(os.path.join(FIXTURE, name), folder)
-    return folder
+# ==== 1. assembly against the real workbook =========================================================
 
+class Assembly(unittest.TestCase):
+    """The kit of chapter 03 made from this workbook; each test plants one student."""
 
-def score(folder, *extra, env=None):
-    return run(["python3", GRADE_PY, "score", folder, *extra], env)
-
-
-def chapter_rows(folder):
-    return {r["chapter"]: r for r in read_rows(os.path.join(folder, "grade.csv")) if r["kind"] == "chapter"}
-
-
-class FixtureScore(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wb-grade-")
-        cls.dir = copy_fixture(os.path.join(cls.tmp, "grade"))
-        cls.result = score(cls.dir, env={"STUDENT_ID": "S7654321"})
-        cls.rows = read_rows(os.path.join(cls.dir, "grade.csv")) if cls.result.returncode == 0 else []
-        cls.md = ""
-        if cls.result.returncode == 0:
-            with open(os.path.join(cls.dir, "grade.md"), encoding="utf-8") as f:
-                cls.md = f.read()
-        cls.rubric = load_rubric()
-        cls.bench = read_rows(os.path.join(FIXTURE, "bench.csv"))
+        cls.kit = os.path.join(cls.tmp, "kit")
+        cls.manifest = os.path.join(cls.tmp, "kit.manifest.json")
+        files, regions, _ = sk.write_kit(cls.kit, ROOT, ["03_shared_tiling"])
+        with open(cls.manifest, "w", encoding="utf-8") as f:
+            json.dump(sk.kit_manifest(cls.kit, ROOT, ["03_shared_tiling"], files, regions), f)
+        cls.good = solutions(ROOT, "03_shared_tiling/kernels.cuh")
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
+    def student(self, name, edit=None, bodies=None):
+        sub = os.path.join(self.tmp, name)
+        shutil.copytree(self.kit, sub)
+        fill_todos(os.path.join(sub, "03_shared_tiling/kernels.cuh"), self.good if bodies is None else bodies)
+        if edit:
+            edit(sub)
+        out = os.path.join(self.tmp, name + "-grade")
+        r = run(["python3", GRADE_PY, "assemble", "--submission", sub, "--manifest", self.manifest, "--out", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return out, {row["file"]: row for row in grade.read_tsv(os.path.join(out, "changes.tsv"))}, \
+            grade.read_tsv(os.path.join(out, "regions.tsv"))
+
+    def graded_kernels_cuh(self, out):
+        return read(os.path.join(out, "tree/03_shared_tiling/kernels.cuh"))
+
+    def test_a_correct_submission_is_the_kit_with_its_regions(self):
+        out, changes, regions = self.student("correct")
+        self.assertEqual(changes, {})
+        self.assertEqual([r["state"] for r in regions], ["filled"] * 3)
+        # The graded file is the workbook's solution, marker lines aside.
+        want = read(os.path.join(ROOT, "03_shared_tiling/kernels.cuh"))
+        for a, b in (("// BEGIN SOLUTION:", "// TODO(student):"), ("// END SOLUTION", "// END TODO(student)")):
+            want = want.replace(a, b)
+        self.assertEqual(self.graded_kernels_cuh(out), want)
+        kernels = grade.read_tsv(os.path.join(out, "kernels.tsv"))
+        mine = {k["kernel"] for k in kernels if k["chapter"] == "03_shared_tiling"}
+        self.assertEqual(mine, {"sgemm_smem_tiled", "sgemm_smem_transposed_b", "sgemm_smem_tiled_multirow"})
+        self.assertIn("sgemm_naive_coalesced", {k["kernel"] for k in kernels if k["chapter"] == "02_naive_kernel"})
+        self.assertEqual(read(os.path.join(out, "homework.txt")).split(), ["03_shared_tiling"])
+
+    def test_launchers_pointed_at_cublas_are_listed_and_not_used(self):
+        def edit(sub):
+            p = os.path.join(sub, "03_shared_tiling/kernels.cuh")
+            text = read(p)
+            for launcher in ("launch_smem_tiled<16>", "launch_smem_tiled<32>"):
+                text = text.replace(launcher + ",", "wb::cublas_sgemm,")
+            write(p, text)
+        out, changes, _ = self.student("cublas", edit, bodies=["", "", ""])
+        self.assertEqual(changes["03_shared_tiling/kernels.cuh"]["state"], "MODIFIED")
+        self.assertIn("outside the TODO(student) regions (2 line(s) removed, 2 added)",
+                      changes["03_shared_tiling/kernels.cuh"]["what"])
+        graded = self.graded_kernels_cuh(out)
+        self.assertNotIn("cublas_sgemm", graded)
+        self.assertIn('{"tiled_16", launch_smem_tiled<16>,', graded)
+
+    def test_a_deleted_variant_is_graded_all_the_same(self):
+        def edit(sub):
+            p = os.path.join(sub, "03_shared_tiling/kernels.cuh")
+            text = read(p)
+            start = text.index('    {"tiled_32", launch_smem_tiled<32>,')
+            end = text.index('    {"transposed_b_32"')
+            write(p, text[:start] + text[end:])
+        out, changes, _ = self.student("deleted", edit)
+        self.assertEqual(changes["03_shared_tiling/kernels.cuh"]["state"], "MODIFIED")
+        self.assertIn('{"tiled_32", launch_smem_tiled<32>,', self.graded_kernels_cuh(out))
+
+    def test_gutted_tests_and_an_edited_grader_are_listed_and_not_used(self):
+        def edit(sub):
+            write(os.path.join(sub, "03_shared_tiling/test_03_shared_tiling.cu"),
+                  '#include "testing.cuh"\nTEST_CASE("all good") { CHECK(true); }\n')
+            with open(os.path.join(sub, "tools/grade.py"), "a") as f:
+                f.write("\nprint('automatic points 49 / 49')\n")
+            os.remove(os.path.join(sub, "03_shared_tiling/README.md"))
+            write(os.path.join(sub, "03_shared_tiling/helper.cuh"), "// mine\n")
+        out, changes, _ = self.student("gutted", edit)
+        self.assertEqual(changes["03_shared_tiling/test_03_shared_tiling.cu"]["state"], "MODIFIED")
+        self.assertEqual(changes["tools/grade.py"]["state"], "MODIFIED")
+        self.assertEqual(changes["03_shared_tiling/README.md"]["state"], "MISSING")
+        self.assertEqual(changes["03_shared_tiling/helper.cuh"]["state"], "NEW")
+        for rel in ("03_shared_tiling/test_03_shared_tiling.cu", "tools/grade.py", "03_shared_tiling/README.md"):
+            self.assertEqual(read(os.path.join(out, "tree", rel)), read(os.path.join(self.kit, rel)), rel)
+        self.assertFalse(os.path.exists(os.path.join(out, "tree/03_shared_tiling/helper.cuh")))
+
+    def test_chapter_02s_kernel_in_a_region_is_used_for_the_gpu_to_judge(self):
+        naive = solutions(ROOT, "02_naive_kernel/kernels.cuh")[1]
+        out, changes, regions = self.student("naive", bodies=[naive, "", ""])
+        self.assertEqual(changes, {})
+        self.assertEqual([r["state"] for r in regions], ["filled", "empty", "empty"])
+        self.assertIn(naive, self.graded_kernels_cuh(out))
+
+    def test_regions_that_reach_outside_their_function_are_rejected(self):
+        cases = {
+            "#define sgemm_smem_tiled sgemm_naive\n": "preprocessor directive (#define)",
+            '#include "../02_naive_kernel/kernels.cuh"\n': "preprocessor directive (#include)",
+            "}\nvoid helper() {\n    wb::cublas_sgemm(1, 1, 1, 1.f, 0, 0, 0.f, 0, 0);\n": "closes a brace",
+            "if (M > 0) {\n": "opens 1 brace(s) it does not close",
+            "// END TODO(student) is not mine\n    int x = 0; (void)x;\n": "marker",
+        }
+        for n, (body, why) in enumerate(cases.items()):
+            with self.subTest(why=why):
+                out, _, regions = self.student(f"reject{n}", bodies=[body, "#pragma unroll\nfor (;;) {}\n", ""])
+                if why == "marker":  # the extra END line ends the region where the student put it
+                    self.assertNotEqual(regions[0]["state"], "filled")
+                    continue
+                self.assertEqual(regions[0]["state"], "rejected")
+                self.assertIn(why, regions[0]["detail"])
+                self.assertEqual(regions[1]["state"], "filled")  # #pragma is allowed
+                self.assertNotIn(body.strip(), self.graded_kernels_cuh(out))
+
+    def test_damaged_markers_grade_the_file_empty(self):
+        def edit(sub):
+            p = os.path.join(sub, "03_shared_tiling/kernels.cuh")
+            write(p, read(p).replace("// TODO(student): as sgemm_smem_tiled", "// my version of sgemm_smem_tiled", 1))
+        out, changes, regions = self.student("markers", edit)
+        self.assertEqual(changes["03_shared_tiling/kernels.cuh"]["state"], "MARKERS")
+        self.assertEqual([r["state"] for r in regions], ["empty"] * 3)
+        self.assertEqual(self.graded_kernels_cuh(out), read(os.path.join(self.kit, "03_shared_tiling/kernels.cuh")))
+
+    def test_a_manifest_of_another_workbook_is_refused(self):
+        m = json.loads(read(self.manifest))
+        m["files"]["common/options.cpp"] = "0" * 64
+        other = os.path.join(self.tmp, "other.manifest.json")
+        write(other, json.dumps(m))
+        r = run(["python3", GRADE_PY, "assemble", "--submission", self.kit, "--manifest", other,
+                 "--out", os.path.join(self.tmp, "other-grade")])
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("not the one the kit was made from", r.stderr)
+        self.assertIn("common/options.cpp", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1)
+
+
+# ==== 2. grade.sh end to end on a stand-in workbook =================================================
+
+# A chapter program that acts as the real one would on a GPU, given what its region holds: the
+# variants are "v1" and "v2", each computed by the code of region 1 and region 2 of kernels.cuh.
+STAND_IN_PROGRAM = r'''#!/usr/bin/env python3
+import csv, os, re, sys
+here = os.path.dirname(os.path.abspath(sys.argv[0]))
+chapter = os.path.basename(here)
+args = sys.argv[1:]
+text = open(os.path.join(here, "kernels.cuh")).read()
+bodies = re.findall(r"// (?:TODO\(student\)|BEGIN SOLUTION):[^\n]*\n(.*?)[ \t]*// END (?:TODO\(student\)|SOLUTION)", text, re.S)
+variants = {"v1": bodies[0], "v2": bodies[1]}
+if "--help" in args:
+    print("variants:")
+    for v in variants:
+        print(f"  {v:<24} fp32: a stand-in")
+    sys.exit(0)
+if "--json" in args:
+    open(args[args.index("--json") + 1], "w").write('{"gpus": [{"cc": "%s"}]}' % os.environ.get("FAKE_CC", "9.0"))
+    sys.exit(0)
+def opt(name, default=None):
+    return args[args.index(name) + 1] if name in args else default
+tool = os.environ.get("FAKE_SANITIZER_TOOL")
+pick = opt("--variant")
+failed = False
+if tool:
+    for v, body in variants.items():
+        if (pick in (None, v)) and ((tool == "racecheck" and "RACE" in body) or (tool == "memcheck" and "OOB" in body)):
+            sys.exit(9)
+    sys.exit(0)
+shapes = [tuple(int(x) for x in (s.split("x") * 3)[:3]) if "x" in s else (int(s),) * 3
+          for s in (opt("--sizes") or opt("--size")).split(",")]
+rows, trace = [], []
+for (m, n, k) in shapes:
+    rows.append(dict(chapter=chapter, variant="cublas_sgemm", dtype="fp32", M=m, N=n, K=k, pct_cublas="100", status="PASS", rel_err="1e-7", gpu="Stand-in GPU", cc="9.0"))
+    for v, body in variants.items():
+        ok = "RIGHT" in body or "RACE" in body or "NOSMEM" in body or "CUBLAS" in body or ("EDGE" in body and m % 16 == 0 and n % 16 == 0)
+        failed = failed or not ok
+        pct = {"RIGHT": 30, "NOSMEM": 12, "CUBLAS": 100}.get(next((w for w in ("RIGHT", "NOSMEM", "CUBLAS") if w in body), ""), 25)
+        rows.append(dict(chapter=chapter, variant=v, dtype="fp32", M=m, N=n, K=k, pct_cublas=str(pct), status="PASS" if ok else "FAIL", rel_err="1e-6" if ok else "nan", gpu="Stand-in GPU", cc="9.0"))
+        kernel = CUBLAS if "CUBLAS" in body else "_Z11sgemm_tiledILi16EEviiifPKfS1_fPf" if v == "v1" else "_Z12sgemm_tiled2ILi32EEviiifPKfS1_fPf"
+        smem = 0 if "NOSMEM" in body or "CUBLAS" in body else 2048
+        trace.append(f"{v} fp32 {m}x{n}x{k}\t{kernel}\t3\t{smem}\t0\t32\t256\t{(m * n + 255) // 256}\n")
+path = opt("--csv")
+new = not os.path.exists(path)
+with open(path, "a", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+    if new:
+        w.writeheader()
+    w.writerows(rows)
+if os.environ.get("WB_KERNEL_TRACE"):
+    open(os.environ["WB_KERNEL_TRACE"], "a").write("".join(trace))
+sys.exit(1 if failed else 0)
+'''.replace("CUBLAS if", repr(CUBLAS_KERNEL) + " if")
+
+STAND_IN_KERNELS = """// kernels.cuh - a stand-in chapter
+template <int T>
+__global__ void __launch_bounds__(256) sgemm_tiled(int M, int N, int K, float alpha, const float* A, const float* B,
+                                                   float beta, float* C) {
+    // BEGIN SOLUTION: the first kernel's body
+    mark(RIGHT);
+    // END SOLUTION
+}
+template <int T>
+__global__ void sgemm_tiled2(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+    // BEGIN SOLUTION: the second kernel's body
+    mark(RIGHT);
+    // END SOLUTION
+}
+"""
+
+# What the stand-in cuobjdump prints for a program: shared loads and barriers unless the region
+# that makes the kernel says NOSMEM.
+STAND_IN_CUOBJDUMP = r'''#!/usr/bin/env python3
+import os, re, sys
+here = os.path.dirname(os.path.abspath(sys.argv[-1]))
+text = open(os.path.join(here, "kernels.cuh")).read()
+bodies = re.findall(r"// (?:TODO\(student\)|BEGIN SOLUTION):[^\n]*\n(.*?)[ \t]*// END", text, re.S)
+for name, body in zip(("_Z11sgemm_tiledILi16EEviiifPKfS1_fPf", "_Z12sgemm_tiled2ILi32EEviiifPKfS1_fPf"), bodies):
+    print("\t\tFunction : " + name)
+    print("        /*0000*/                   FFMA R1, R2, R3, R1 ;")
+    if "NOSMEM" not in body:
+        print("        /*0010*/                   LDS R4, [R2] ;")
+        print("        /*0020*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;")
+'''
+
+
+class StandInGrading(unittest.TestCase):
+    """A workbook of one chapter with stand-ins for everything that needs a GPU."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wb-grade-e2e-")
+        cls.wb = os.path.join(cls.tmp, "wb")
+        for rel in ("grade.sh", "grade.py", "student_kit.py", "kit_leaks.py", "wb_shapes.py", "gpu_needs.sh",
+                    "sass_loop.py"):
+            os.makedirs(os.path.join(cls.wb, "tools"), exist_ok=True)
+            shutil.copy(os.path.join(TOOLS, rel), os.path.join(cls.wb, "tools", rel))
+        rubric = {"name": "stand-in", "bench_shape": "256", "scoring": "per_variant",
+                  "chapters": {"03_shared_tiling": {"tests": 2, "correctness": 4, "sanitizer": 2, "performance": [
+                      {"dtype": "fp32", "tiers": [{"min_pct_reference": 50, "points": 1},
+                                                  {"min_pct_reference": 90, "points": 2}]}]}},
+                  "ideas": {"03_shared_tiling": {"what": "tiles in shared memory", "smem": True, "sass": ["^LDS", "^BAR"]}},
+                  "report": [{"section": "1. The machine", "points": 2}]}
+        write(os.path.join(cls.wb, "report_template/rubric.json"), json.dumps(rubric))
+        write(os.path.join(cls.wb, "Makefile"), "lib:\n\t@true\n")
+        write(os.path.join(cls.wb, "common/Makefile"), "lib:\n\t@true\n")
+        ch = os.path.join(cls.wb, "03_shared_tiling")
+        write(os.path.join(ch, "kernels.cuh"), STAND_IN_KERNELS)
+        write(os.path.join(ch, "prog.py"), STAND_IN_PROGRAM, exe=True)
+        # The kit's tests: 2 cases per variant, both failing when its region computes a wrong result
+        # (EDGE, or empty: the results checks see only the numbers).
+        write(os.path.join(ch, "test.sh"), '#!/bin/sh\nr=$(grep -c -e "mark(RIGHT);" -e "mark(RACE);" -e "mark(CUBLAS);" '
+              '-e "mark(NOSMEM);" kernels.cuh)\nf=$((4 - 2 * r))\n'
+              'echo "test_03 $((4 - f)) $f 0" >>"$WB_TEST_SUMMARY"\n[ "$f" = 0 ]\n', exe=True)
+        write(os.path.join(ch, "Makefile"), "all:\n\t@cp prog.py 03_shared_tiling && cp test.sh test_03_shared_tiling\n"
+              "03_shared_tiling: all\nSANITIZE_ARGS := --sizes 67x45x33\n")
+        fake = os.path.join(cls.tmp, "bin")
+        write(os.path.join(fake, "nvidia-smi"), "#!/bin/sh\ncase \"$*\" in *query*) echo 'Stand-in GPU';; "
+              "*) echo 'GPU 0: Stand-in GPU (UUID: GPU-0)';; esac\n", exe=True)
+        write(os.path.join(fake, "compute-sanitizer"), '#!/bin/sh\nwhile [ "${1#--}" != "$1" ]; do\n'
+              '  case "$1" in --tool) export FAKE_SANITIZER_TOOL=$2; shift 2;; --error-exitcode|--racecheck-report) shift 2;; '
+              '*) shift;; esac\ndone\nexec "$@"\n', exe=True)
+        write(os.path.join(fake, "cuobjdump"), STAND_IN_CUOBJDUMP, exe=True)
+        cls.path = fake + os.pathsep + os.environ["PATH"]
+        cls.kit = os.path.join(cls.tmp, "kit")
+        r = run(["python3", "tools/student_kit.py", "make", cls.kit, "--homework", "03"], cwd=cls.wb)
+        assert r.returncode == 0, r.stdout + r.stderr
+        cls.manifest = cls.kit + ".manifest.json"
+        cls.results = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def grade_student(self, name, bodies, edit=None):
+        sub = os.path.join(self.tmp, "students", name)
+        shutil.copytree(self.kit, sub)
+        fill_todos(os.path.join(sub, "03_shared_tiling/kernels.cuh"), bodies)
+        if edit:
+            edit(sub)
+        g = os.path.join(self.tmp, "grades", name)
+        r = run(["bash", "tools/grade.sh", "--submission", sub, "--manifest", self.manifest],
+                {"PATH": self.path, "GRADE_DIR": g, "GRADE_SEED": "7", "STUDENT_ID": name,
+                 "GRADE_REFERENCE": os.path.join(self.tmp, "reference")}, cwd=self.wb)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        rows = read_rows(os.path.join(g, "grade.csv"))
+        chapter = next(x for x in rows if x["kind"] == "chapter")
+        variants = {x["variant"]: x for x in rows if x["kind"] == "variant"}
+        return float(chapter["points"]), variants, read(os.path.join(g, "grade.md")), r.stdout
+
+    def test_the_cohort(self):
+        # name: (region 1, region 2), expected points, {variant: words its note must hold}
+        # Points: tests 2 x passed share x own share; correctness 4 and sanitizer 2 split over the two
+        # variants (sanitizer credit for a clean variant that computes something right); performance
+        # 2 for the best good variant at >= 90% of the reference (30%).
+        cohort = {
+            "correct": (("mark(RIGHT);", "mark(RIGHT);"), 2 + 4 + 2 + 2, {"v1": "ok", "v2": "ok"}),
+            "edge_bug": (("mark(EDGE);", "mark(RIGHT);"), 1 + 2 + 2 + 2, {"v1": "wrong result"}),
+            "missing_sync": (("mark(RACE);", "mark(RIGHT);"), 2 + 2 + 1 + 2, {"v1": "racecheck reported a shared-memory race"}),
+            "empty": (("", ""), 0, {"v1": "wrong result", "v2": "wrong result"}),
+            "cublas": (("mark(CUBLAS);", "mark(RIGHT);"), 2 * 1 / 2 + 2 + 1 + 2,
+                       {"v1": "launched a library kernel: cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_nn_align1>"}),
+            "chapter02_kernel": (("mark(NOSMEM);", "mark(NOSMEM);"), 0,
+                                 {"v1": "not the chapter's idea (tiles in shared memory): sgemm_tiled: no shared memory, "
+                                        "no LDS instruction, no BAR instruction"}),
+        }
+        for name, (bodies, want, reasons) in cohort.items():
+            with self.subTest(student=name):
+                points, variants, md, out = self.grade_student(name, list(bodies))
+                self.assertAlmostEqual(points, round(want, 2), msg=f"{name}: {md}")
+                for v, words in reasons.items():
+                    self.assertIn(words, variants[v]["note"], name)
+                    if words != "ok":
+                        self.assertIn(words, md)
+                if name == "correct":
+                    self.assertIn("grade: the reference", out)  # measured here, or by an earlier student
+                    self.assertIn("Stand_in_GPU/unknown_256x256x256.csv", out)
+                    self.assertTrue(any("counted for performance" in variants[v]["note"] for v in ("v1", "v2")))
+                if name == "missing_sync":  # found by the chapter's run, then named per variant
+                    self.assertEqual(variants["v1"]["sanitizer"], "memcheck ok, racecheck FAIL")
+                    self.assertEqual(variants["v2"]["sanitizer"], "memcheck ok, racecheck ok")
+                if name == "cublas":
+                    self.assertEqual(variants["v1"]["idea"], "NO")
+
+    def test_gutted_tests_and_an_edited_grader_change_nothing(self):
+        def edit(sub):
+            write(os.path.join(sub, "03_shared_tiling/test.sh"), '#!/bin/sh\necho "test_03 9 0 0" >>"$WB_TEST_SUMMARY"\n',
+                  exe=True)
+            with open(os.path.join(sub, "tools/grade.py"), "a") as f:
+                f.write("\n# the student's own scoring\n")
+        points, variants, md, _ = self.grade_student("gutted", ["mark(EDGE);", "mark(RIGHT);"], edit)
+        self.assertAlmostEqual(points, 1 + 2 + 2 + 2)  # as edge_bug: the kit's tests ran
+        self.assertIn("| `03_shared_tiling/test.sh` | MODIFIED | not used: the kit's file is graded |", md)
+        self.assertIn("| `tools/grade.py` | MODIFIED |", md)
+
+    def test_a_deleted_variant_is_a_failed_variant(self):
+        def edit(sub):
+            p = os.path.join(sub, "03_shared_tiling/prog.py")
+            write(p, read(p).replace('variants = {"v1": bodies[0], "v2": bodies[1]}', 'variants = {"v1": bodies[0]}'))
+        points, variants, md, _ = self.grade_student("deleted", ["mark(RIGHT);", ""], edit)
+        self.assertIn("v2", variants)  # the kit's table is graded, not the student's
+        self.assertIn("wrong result", variants["v2"]["note"])
+        self.assertAlmostEqual(points, 1 + 2 + 1 + 2)
+        self.assertIn("| `03_shared_tiling/prog.py` | MODIFIED |", md)
+
+
+# ==== 3. scoring rules on written-out runs ==========================================================
+
+def write_run(g, variants, rows=None, trace=None, results=None, ref_pct=None, sass=None):
+    """A graded run of chapter 03 (homework) in g: `variants` {name: (pct, status)}."""
+    os.makedirs(g, exist_ok=True)
+    write(os.path.join(g, "homework.txt"), "03_shared_tiling\n")
+    write(os.path.join(g, "variants_03_shared_tiling.txt"),
+          "variants:\n" + "".join(f"  {v:<24} fp32: x\n" for v in variants))
+    lines = ["seed\t-\t1", "bench_shape\t-\t256x256x256", "sweep_rows\t-\t1", "build\tcommon\tok",
+             "build\t03_shared_tiling\tok", "tests\t03_shared_tiling\t4\t0\t0\t0", "sweep\t03_shared_tiling\t0",
+             "bench\t03_shared_tiling\t0", "sanitize\t03_shared_tiling\tmemcheck\t*\tok\t0",
+             "sanitize\t03_shared_tiling\tracecheck\t*\tok\t0"] + (results or [])
+    write(os.path.join(g, "results.tsv"), "\n".join(lines) + "\n")
+    head = "chapter,variant,dtype,M,N,K,pct_cublas,status,rel_err\n"
+    sweep = head + "".join(f"03_shared_tiling,{v},fp32,67,45,33,{p},{s},1e-6\n" for v, (p, s) in variants.items())
+    bench = head + "".join(f"03_shared_tiling,{v},fp32,256,256,256,{p},{s},1e-6\n" for v, (p, s) in variants.items())
+    write(os.path.join(g, "sweep.csv"), rows[0] if rows else sweep)
+    write(os.path.join(g, "bench.csv"), rows[1] if rows else bench)
+    if ref_pct is not None:
+        write(os.path.join(g, "reference.csv"), head + f"03_shared_tiling,tiled,fp32,256,256,256,{ref_pct},PASS,1e-6\n")
+    write(os.path.join(g, "kernels.tsv"), "chapter\tkernel\tfile\n03_shared_tiling\tsgemm_smem_tiled\tk.cuh\n"
+          "02_naive_kernel\tsgemm_naive_coalesced\tk.cuh\n")
+    write(os.path.join(g, "trace_03_shared_tiling.tsv"), "".join(
+        trace or [f"{v} fp32 256x256x256\t_Z16sgemm_smem_tiledILi16EEviiifPKfS1_fPf\t3\t2048\t0\t32\t256\t256\n"
+                  for v in variants]))
+    write(os.path.join(g, "sass_03_shared_tiling.txt"), sass if sass is not None else
+          "\t\tFunction : _Z16sgemm_smem_tiledILi16EEviiifPKfS1_fPf\n        /*0000*/   LDS R1, [R2] ;\n"
+          "        /*0010*/   BAR.SYNC 0x0 ;\n")
+
+
+RULES = {"tests": 2, "correctness": 3, "sanitizer": 1,
+         "performance": [{"dtype": "fp32", "tiers": [{"min_pct_cublas": 20, "points": 1}, {"min_pct_cublas": 30, "points": 3}]}]}
+
+
+class Scoring(unittest.TestCase):
     def setUp(self):
-        self.assertEqual(self.result.returncode, 0, self.result.stderr + self.result.stdout)
-
-    def chapter(self, name):
-        return next(r for r in self.rows if r["kind"] == "chapter" and r["chapter"] == name)
-
-    def test_passing_chapters_get_the_tier_of_their_best_variant(self):
-        for name in ("02_naive_kernel", "05_float4_vectorized", "06_tensor_core_wmma"):
-            rules = self.rubric["chapters"][name]
-            want = rules["tests"] + rules["correctness"] + rules["sanitizer"]
-            for perf in rules["performance"]:
-                pcts = [float(r["pct_cublas"]) for r in self.bench if r["chapter"] == name and r["dtype"] == perf["dtype"]
-                        and r["status"] == "PASS" and r["variant"] not in grade.BASELINES]
-                want += expected_tier(perf["tiers"], max(pcts))
-            row = self.chapter(name)
-            self.assertEqual(int(row["points"]), want, name)
-            self.assertEqual(int(row["max_points"]), want, name)  # the reference ladder earns full marks
-        self.assertIn("| 02_naive_kernel | ok | 4 passed, 0 failed, 0 skipped | PASS | ok | coalesced_32x32 (fp32) | 12.0% | 9 / 9 |",
-                      self.md)
-        counted = {(r["chapter"], r["variant"]) for r in self.rows if r["kind"] == "variant" and r["note"] == "counted"}
-        self.assertIn(("05_float4_vectorized", "best"), counted)
-        self.assertIn(("06_tensor_core_wmma", "wmma_best"), counted)
-        self.assertIn(("06_tensor_core_wmma", "tf32_best"), counted)
-
-    def test_failed_tests_gate_performance(self):
-        row = self.chapter("03_shared_tiling")
-        rules = self.rubric["chapters"]["03_shared_tiling"]
-        self.assertEqual(int(row["points"]), rules["correctness"] + rules["sanitizer"])  # no tests, no tiers
-        self.assertIn("correctness gates performance", row["note"])
-        for r in self.rows:
-            if r["kind"] == "variant" and r["chapter"] == "03_shared_tiling":
-                self.assertEqual(r["points"], "0", r["variant"])
-
-    def test_chapter_that_did_not_build_scores_zero(self):
-        row = self.chapter("04_register_unroll")
-        self.assertEqual(row["points"], "0")
-        self.assertEqual(row["build"], "FAIL")
-        self.assertIn("did not build", row["note"])
-        self.assertIn("| 04_register_unroll | FAIL | - | - | - | - | - | 0 / 9 | did not build |", self.md)
-
-    def test_totals_and_report_sections(self):
-        total = next(r for r in self.rows if r["kind"] == "total" and r["chapter"] == "automatic")
-        chapters = [r for r in self.rows if r["kind"] == "chapter"]
-        self.assertEqual(int(total["points"]), sum(int(r["points"]) for r in chapters))
-        self.assertEqual(int(total["points"]), 35)  # 00, 01 and 07 carry no points by default
-        self.assertEqual(int(total["max_points"]), 49)
-        self.assertIn("- automatic: **35 / 49**", self.md)
-        for sec in self.rubric["report"]:
-            self.assertIn(f"| {sec['section']} | __ / {sec['points']} |", self.md)
-        report = [r for r in self.rows if r["kind"] == "report"]
-        self.assertEqual(len(report), len(self.rubric["report"]))
-        self.assertTrue(all(r["points"] == "" and "by hand" in r["note"] for r in report))
-
-    def test_provenance_on_every_row(self):
-        for r in self.rows:
-            self.assertEqual(r["student"], "S7654321")
-            self.assertEqual(r["git"], "fixture0000000000000000000000000000000001")
-            self.assertEqual((r["gpu"], r["cc"], r["driver"], r["runtime"]), ("NVIDIA H200", "9.0", "13.0", "13.0"))
-            self.assertEqual(r["timestamp"], "2026-11-29T18:00:00Z")
-            self.assertEqual(r["seed"], "20261129")
-            self.assertRegex(r["harness_sha256"], "^[0-9a-f]{64}$")
-            self.assertIn("no reference manifest", r["checker"])
-        for text in ("| STUDENT_ID | S7654321 |", "| GPU | NVIDIA H200 (cc 9.0) |", "| sweep seed | 20261129 |",
-                     "| CUDA runtime | 13.0 |", "| graded run started | 2026-11-29T18:00:00Z |"):
-            self.assertIn(text, self.md)
-
-    def test_variant_rows_carry_worst_error_and_pct(self):
-        row = next(r for r in self.rows if r["kind"] == "variant" and r["variant"] == "wmma_best")
-        self.assertEqual(row["correctness"], "PASS")
-        self.assertEqual(row["pct_cublas"], "48.44")  # the bench row, as written
-        errs = [float(r["rel_err"]) for r in read_rows(os.path.join(FIXTURE, "sweep.csv")) + self.bench
-                if r["variant"] == "wmma_best"]
-        self.assertEqual(row["worst_rel_err"], f"{max(errs):.3e}")
-        self.assertFalse(any(r["variant"] in grade.BASELINES for r in self.rows if r["kind"] == "variant"))
-
-
-class RubricAndGates(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-grade-")
-        self.dir = copy_fixture(os.path.join(self.tmp, "grade"))
+        self.tmp = tempfile.mkdtemp(prefix="wb-grade-score-")
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def edit_rows(self, name, edit):
-        """Rewrites the graded run's `name` (sweep.csv, bench.csv): `edit(row)` changes a row in
-        place and returns True when it did. Returns how many rows it changed."""
-        path = os.path.join(self.dir, name)
-        rows = read_rows(path)
-        hits = sum(bool(edit(r)) for r in rows)
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
-            w.writeheader()
-            w.writerows(rows)
-        return hits
-
-    def fail_variant(self, chapter, variant):
-        def edit(r):
-            if r["chapter"] == chapter and r["variant"] == variant and r["M"] == "1000":
-                r["status"], r["rel_err"] = "FAIL", "3.1e-01"
-                return True
-        self.assertTrue(self.edit_rows("sweep.csv", edit))
-
-    def test_a_failing_variant_on_a_random_shape_gates_the_chapter(self):
-        self.fail_variant("05_float4_vectorized", "best")
-        r = score(self.dir)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        row = chapter_rows(self.dir)["05_float4_vectorized"]
-        rules = load_rubric()["chapters"]["05_float4_vectorized"]
-        self.assertEqual(int(row["points"]), rules["tests"] + rules["sanitizer"])
-        self.assertIn("FAIL (best)", row["correctness"])
-        with open(os.path.join(self.dir, "grade.md"), encoding="utf-8") as f:
-            self.assertIn("| 05_float4_vectorized | `best` | fp32 | FAIL | 3.10e-01 |", f.read())
-
-    def skip_variant(self, chapter, dtype, status="skipped (needs sm_80)"):
-        """Every row of `chapter`'s `dtype` variants, as on a GPU too old for them."""
-        def edit(r):
-            if r["chapter"] == chapter and r["dtype"] == dtype and r["variant"] not in grade.BASELINES:
-                r["status"], r["rel_err"], r["pct_cublas"], r["gflops"] = status, "", "", ""
-                return True
-        for name in ("sweep.csv", "bench.csv"):
-            self.assertTrue(self.edit_rows(name, edit), name)
-
-    def test_variants_the_gpu_cannot_run_are_not_failures(self):
-        # On a GPU before Ampere, 06's TF32 rows say "skipped (needs sm_80)": the FP16 rows still
-        # decide the sweep, and the TF32 variants are "not run on this GPU", at 0 points.
-        self.skip_variant("06_tensor_core_wmma", "tf32")
-        r = score(self.dir)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        row = chapter_rows(self.dir)["06_tensor_core_wmma"]
-        rules = load_rubric()["chapters"]["06_tensor_core_wmma"]
-        self.assertTrue(row["correctness"].startswith("PASS (not run on this GPU: "), row["correctness"])
-        self.assertIn("tf32_best", row["correctness"])
-        self.assertGreaterEqual(int(row["points"]), rules["tests"] + rules["correctness"] + rules["sanitizer"])
-        variants = [v for v in read_rows(os.path.join(self.dir, "grade.csv"))
-                    if v["kind"] == "variant" and v["chapter"] == "06_tensor_core_wmma" and v["dtype"] == "tf32"]
-        self.assertTrue(variants)
-        for v in variants:
-            self.assertEqual(v["correctness"], "not run on this GPU (needs sm_80)", v["variant"])
-            self.assertEqual(v["points"], "0", v["variant"])
-        # A failing FP16 variant still fails the sweep beside the skipped ones.
-        self.fail_variant("06_tensor_core_wmma", "wmma_best")
-        self.assertEqual(score(self.dir).returncode, 0)
-        self.assertIn("FAIL (wmma_best)", chapter_rows(self.dir)["06_tensor_core_wmma"]["correctness"])
-
-    def test_without_the_gate_the_best_correct_variant_counts(self):
-        self.fail_variant("05_float4_vectorized", "best")
-        rubric = load_rubric()
-        rubric["correctness_gates_performance"] = False
+    def score(self, g, rules=None, **extra):
+        rubric = {"name": "t", "bench_shape": "256", "chapters": {"03_shared_tiling": rules or RULES},
+                  "ideas": {"03_shared_tiling": {"what": "tiles in shared memory", "smem": True, "sass": ["^LDS", "^BAR"]}}}
+        rubric.update(extra)
         path = os.path.join(self.tmp, "rubric.json")
-        with open(path, "w") as f:
-            json.dump(rubric, f)
-        r = score(self.dir, "--rubric", path)
+        write(path, json.dumps(rubric))
+        r = run(["python3", GRADE_PY, "score", g, "--rubric", path])
         self.assertEqual(r.returncode, 0, r.stderr)
-        rows = chapter_rows(self.dir)
-        rules = rubric["chapters"]["05_float4_vectorized"]
-        # "best" failed a shape, so warptile_db_regs (91.50%) is the best variant that counts
-        want = rules["tests"] + rules["sanitizer"] + expected_tier(rules["performance"][0]["tiers"], 91.50)
-        self.assertEqual(int(rows["05_float4_vectorized"]["points"]), want)
-        self.assertEqual(rows["05_float4_vectorized"]["pct_cublas"], "91.50")
-        # 03 (failed tests) now gets its tier too: 35.71% of cuBLAS
-        r03 = rubric["chapters"]["03_shared_tiling"]
-        self.assertEqual(int(rows["03_shared_tiling"]["points"]),
-                         r03["correctness"] + r03["sanitizer"] + expected_tier(r03["performance"][0]["tiers"], 35.71))
+        rows = read_rows(os.path.join(g, "grade.csv"))
+        return next(x for x in rows if x["kind"] == "chapter"), {x["variant"]: x for x in rows if x["kind"] == "variant"}
 
-    def test_the_instructor_edits_the_tiers(self):
-        rubric = load_rubric()
-        rubric["chapters"]["02_naive_kernel"]["performance"][0]["tiers"] = [
-            {"min_pct_cublas": 12.5, "points": 5}, {"min_pct_cublas": 5, "points": 1}]
-        rubric["chapters"]["02_naive_kernel"]["tests"] = 7
-        path = os.path.join(self.tmp, "rubric.json")
-        with open(path, "w") as f:
-            json.dump(rubric, f)
-        r = score(self.dir, "--rubric", path)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        row = chapter_rows(self.dir)["02_naive_kernel"]
-        self.assertEqual(int(row["points"]), 7 + 3 + 1 + 1)  # 12.02% reaches only the 5% tier
-        self.assertEqual(int(row["max_points"]), 7 + 3 + 1 + 5)
+    def test_one_wrong_variant_of_six_costs_its_share_only(self):
+        g = os.path.join(self.tmp, "g")
+        vs = {f"v{i}": (31, "PASS") for i in range(5)}
+        vs["v5"] = (40, "FAIL")
+        write_run(g, vs, results=["tests\t03_shared_tiling\t5\t1\t0\t1"])
+        ch, var = self.score(g)
+        # v5 computes nothing right: no share of the sanitizer point either
+        self.assertAlmostEqual(float(ch["points"]), round(2 * 5 / 6 + 3 * 5 / 6 + 1 * 5 / 6 + 3, 2))
+        self.assertEqual(var["v5"]["correctness"], "FAIL")
+        counted = [v for v in var if "counted for performance" in var[v]["note"]]
+        self.assertEqual(len(counted), 1)
+        self.assertNotEqual(counted, ["v5"])  # the fastest that passed, not the faster wrong one
+        ch, _ = self.score(g, scoring="chapter")  # all or nothing, for a rubric that asks for it
+        self.assertEqual(float(ch["points"]), 0.0)  # v5 fails, so every line fails
 
-    def test_failed_or_missing_sanitizer_costs_its_points(self):
-        path = os.path.join(self.dir, "results.tsv")
-        with open(path) as f:
-            text = f.read()
-        text = text.replace("sanitize\t02_naive_kernel\tok\t0", "sanitize\t02_naive_kernel\tfail\t9")
-        text = text.replace("sanitize\t05_float4_vectorized\tok\t0", "sanitize\t05_float4_vectorized\tskipped\t-")
-        with open(path, "w") as f:
-            f.write(text)
-        self.assertEqual(score(self.dir).returncode, 0)
-        rows = chapter_rows(self.dir)
-        self.assertEqual(int(rows["02_naive_kernel"]["points"]), 8)  # tiers still count: only correctness gates
-        self.assertIn("sanitizer failed", rows["02_naive_kernel"]["note"])
-        self.assertEqual(int(rows["05_float4_vectorized"]["points"]), 9)  # 10 less the sanitizer's point
-        self.assertIn("sanitizer not available", rows["05_float4_vectorized"]["note"])
+    def test_a_wrong_result_is_not_a_sanitizer_failure(self):
+        g = os.path.join(self.tmp, "g")
+        write_run(g, {"a": (31, "PASS"), "b": (31, "FAIL")})
+        _, var = self.score(g)
+        self.assertEqual(var["b"]["sanitizer"], "memcheck ok, racecheck ok")
+        self.assertEqual(var["b"]["correctness"], "FAIL")
+
+    def test_a_race_fails_the_variant_unless_the_rubric_says_otherwise(self):
+        g = os.path.join(self.tmp, "g")
+        write_run(g, {"a": (31, "PASS"), "b": (31, "PASS")},
+                  results=["sanitize\t03_shared_tiling\tracecheck\t*\tfail\t9",
+                           "sanitize\t03_shared_tiling\tracecheck\ta\tok\t0", "sanitize\t03_shared_tiling\tracecheck\tb\tfail\t9"])
+        ch, var = self.score(g)
+        self.assertIn("racecheck reported a shared-memory race", var["b"]["note"])
+        self.assertAlmostEqual(float(ch["points"]), 2 + 1.5 + 0.5 + 3)
+        ch, var = self.score(g, race_fails_correctness=False)
+        self.assertAlmostEqual(float(ch["points"]), 2 + 3 + 0.5 + 3)
+
+    def test_foreign_kernels_and_a_missing_idea_score_zero_and_are_named(self):
+        g = os.path.join(self.tmp, "g")
+        trace = ["a fp32 256x256x256\t_Z16sgemm_smem_tiledILi16EEviiifPKfS1_fPf\t3\t2048\t0\t32\t256\t256\n",
+                 f"b fp32 256x256x256\t{CUBLAS_KERNEL}\t3\t0\t20480\t76\t128\t4\n",
+                 "c fp32 256x256x256\t_Z21sgemm_naive_coalescedILi32ELi32EEviiifPKfS1_fPf\t3\t0\t0\t32\t1024\t64\n",
+                 "d fp32 256x256x256\t-\t0\t0\t0\t0\t0\t0\n"]
+        write_run(g, {v: (90, "PASS") for v in "abcd"}, trace=trace)
+        ch, var = self.score(g)
+        self.assertIn("launched a library kernel: cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_nn_align1>", var["b"]["note"])
+        self.assertIn("launched chapter 02's kernel sgemm_naive_coalesced", var["c"]["note"])
+        self.assertIn("launched no kernel", var["d"]["note"])
+        self.assertEqual(var["a"]["note"].split(";")[0], "counted for performance")
+        self.assertAlmostEqual(float(ch["points"]), 2 / 4 + 3 / 4 + 1 / 4 + 3)  # a alone counts, at the top tier
+        g2 = os.path.join(self.tmp, "g2")  # the chapter's own kernel without shared memory: not the idea
+        write_run(g2, {"a": (31, "PASS")}, sass="\t\tFunction : _Z16sgemm_smem_tiledILi16EEviiifPKfS1_fPf\n"
+                  "        /*0000*/   FFMA R1, R2, R3, R1 ;\n",
+                  trace=["a fp32 256x256x256\t_Z16sgemm_smem_tiledILi16EEviiifPKfS1_fPf\t3\t0\t0\t32\t256\t256\n"])
+        ch, var = self.score(g2)
+        self.assertEqual(float(ch["points"]), 0.0)
+        self.assertIn("no shared memory, no LDS instruction, no BAR instruction", var["a"]["note"])
+
+    def test_tiers_relative_to_the_reference_on_this_gpu(self):
+        rules = dict(RULES, performance=[{"dtype": "fp32", "tiers": [{"min_pct_reference": 50, "points": 1},
+                                                                    {"min_pct_reference": 90, "points": 3}]}])
+        for ref, want in ((33.0, 3), (50.0, 1), (70.0, 0), (None, 0)):
+            g = os.path.join(self.tmp, f"g{ref}")
+            write_run(g, {"a": (31, "PASS")}, ref_pct=ref)
+            ch, _ = self.score(g, rules)
+            self.assertAlmostEqual(float(ch["points"]), 6 + want, msg=str(ref))
+            if ref is None:
+                self.assertIn("no reference run", ch["note"])
+
+    def test_variants_the_gpu_is_too_old_for_are_left_out(self):
+        g = os.path.join(self.tmp, "g")
+        write_run(g, {"a": (31, "PASS"), "b": (0, "skipped (needs sm_80)")})
+        ch, var = self.score(g)
+        self.assertAlmostEqual(float(ch["points"]), 9.0)
+        self.assertIn("not run on this GPU (needs sm_80)", var["b"]["correctness"])
+
+    def test_a_chapter_for_another_gpu_is_not_gradable(self):
+        g = os.path.join(self.tmp, "g")
+        write_run(g, {"a": (31, "PASS")}, results=["gradable\t03_shared_tiling\tno\t9.0"])
+        ch, _ = self.score(g)
+        self.assertEqual((ch["points"], ch["max_points"]), ("0", "0"))
+        self.assertIn("not gradable on this GPU (needs compute capability 9.0)", ch["note"])
+
+    def test_a_variant_without_rows_is_failed(self):
+        g = os.path.join(self.tmp, "g")
+        write_run(g, {"a": (31, "PASS")})
+        with open(os.path.join(g, "variants_03_shared_tiling.txt"), "a") as f:
+            f.write("  b                        fp32: the program stopped before it\n")
+        ch, var = self.score(g)
+        self.assertIn("no result rows", var["b"]["note"])
+        self.assertAlmostEqual(float(ch["points"]), 2 / 2 + 3 / 2 + 1 / 2 + 3)
 
 
-class HopperChapter(unittest.TestCase):
-    """Chapter 09 in the fixture was graded on an H200; the other GPU's case is the same run as
-    grade.sh leaves it there: a `gradable ... no 9.0` record, no sanitizer, sweep or bench."""
+# ==== 4. usage ======================================================================================
 
-    RULES = {"tests": 2, "correctness": 3, "sanitizer": 1, "performance": [
-        {"dtype": "fp16", "tiers": [{"min_pct_cublas": 60, "points": 1}, {"min_pct_cublas": 95, "points": 3}]},
-        {"dtype": "bf16", "tiers": [{"min_pct_cublas": 60, "points": 1}, {"min_pct_cublas": 99, "points": 2}]},
-        {"dtype": "tf32", "tiers": [{"min_pct_cublas": 85, "points": 1}]}]}
-
+class Usage(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-grade-")
-        self.dir = copy_fixture(os.path.join(self.tmp, "grade"))
-        rubric = load_rubric()
-        rubric["chapters"]["09_hopper_wgmma"] = self.RULES  # the instructor assigns chapter 09
-        self.rubric = os.path.join(self.tmp, "rubric.json")
-        with open(self.rubric, "w") as f:
-            json.dump(rubric, f)
-        self.max09 = 2 + 3 + 1 + 3 + 2 + 1
+        self.tmp = tempfile.mkdtemp(prefix="wb-grade-use-")
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def md(self):
-        with open(os.path.join(self.dir, "grade.md"), encoding="utf-8") as f:
-            return f.read()
+    def test_bad_usage_exits_2_with_one_line(self):
+        bad = os.path.join(self.tmp, "rubric.json")
+        write(bad, "{ not json")
+        blocked = os.path.join(self.tmp, "blocked")
+        write_run(blocked, {"a": (31, "PASS")})
+        os.makedirs(os.path.join(blocked, "grade.csv"))
+        manifest = os.path.join(self.tmp, "m.json")
+        write(manifest, "{}")
+        gs = os.path.join(TOOLS, "grade.sh")
+        for cmd in (["python3", GRADE_PY], ["python3", GRADE_PY, "frobnicate"], ["python3", GRADE_PY, "score"],
+                    ["python3", GRADE_PY, "score", os.path.join(self.tmp, "none")],
+                    ["python3", GRADE_PY, "score", self.tmp],
+                    ["python3", GRADE_PY, "score", blocked, "--rubric", bad],
+                    ["python3", GRADE_PY, "score", blocked],
+                    ["python3", GRADE_PY, "shapes", "x"],
+                    ["python3", GRADE_PY, "assemble", "--submission", self.tmp, "--manifest", manifest, "--out", self.tmp],
+                    ["bash", gs, "--bogus"], ["bash", gs, "--seed", "abc"],
+                    ["bash", gs, "--manifest", manifest],  # no submission
+                    ["bash", gs, "--submission", self.tmp],  # no manifest
+                    ["bash", gs, "--submission", os.path.join(self.tmp, "none"), "--manifest", manifest],
+                    ["bash", gs, "--submission", self.tmp, "--manifest", manifest, "--rubric", "none.json"]):
+            r = run(cmd)
+            self.assertEqual(r.returncode, 2, (cmd, r.stdout, r.stderr))
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, (cmd, r.stderr))
+            self.assertNotIn("Traceback", r.stderr)
 
-    def test_on_hopper_chapter_09_is_graded_like_the_others(self):
-        r = score(self.dir, "--rubric", self.rubric)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        row = chapter_rows(self.dir)["09_hopper_wgmma"]
-        bench = [b for b in read_rows(os.path.join(FIXTURE, "bench.csv")) if b["chapter"] == "09_hopper_wgmma"]
-        want = 2 + 3 + 1
-        for perf in self.RULES["performance"]:
-            pcts = [float(b["pct_cublas"]) for b in bench if b["dtype"] == perf["dtype"] and b["status"] == "PASS"
-                    and b["variant"] not in ("cublas_hgemm", "cublas_bgemm", "cublas_tf32")]
-            want += expected_tier(perf["tiers"], max(pcts))
-        self.assertEqual(int(row["points"]), want)
-        self.assertEqual(int(row["max_points"]), self.max09)
-        self.assertEqual(row["correctness"], "PASS")
-        self.assertEqual(row["note"], "")
-        variants = [v for v in read_rows(os.path.join(self.dir, "grade.csv"))
-                    if v["kind"] == "variant" and v["chapter"] == "09_hopper_wgmma"]
-        counted = {(v["variant"], v["dtype"]) for v in variants if v["note"] == "counted"}
-        self.assertEqual(counted, {("persistent", "fp16"), ("persistent", "bf16"), ("tf32_persistent", "tf32")})
-        self.assertFalse([v for v in variants if v["variant"].startswith("cublas_")])  # cuBLAS BF16 too is a baseline
-        total = next(t for t in read_rows(os.path.join(self.dir, "grade.csv")) if t["kind"] == "total"
-                     and t["chapter"] == "automatic")
-        self.assertEqual(int(total["max_points"]), 49 + self.max09)
-        # With the default rubric chapter 09 is listed and graded, for no points (as 08).
-        r = score(self.dir)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        row = chapter_rows(self.dir)["09_hopper_wgmma"]
-        self.assertEqual((row["points"], row["max_points"], row["correctness"]), ("0", "0", "PASS"))
-        self.assertIn("| 09_hopper_wgmma | ok | 8 passed, 0 failed, 0 skipped | PASS | ok |", self.md())
+    def test_without_a_gpu_exit_3_with_one_line_and_nothing_written(self):
+        manifest = os.path.join(self.tmp, "m.json")
+        write(manifest, "{}")
+        out = os.path.join(self.tmp, "grade")
+        fake = os.path.join(self.tmp, "fakebin")
+        write(os.path.join(fake, "nvidia-smi"), "#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-0)'\n", exe=True)
+        path = fake + os.pathsep + os.environ["PATH"]
+        for env in ({"GRADE_NO_GPU": "1"}, {"CUDA_VISIBLE_DEVICES": "-1", "PATH": path},
+                    {"CUDA_VISIBLE_DEVICES": "", "PATH": path}):
+            r = run(["bash", os.path.join(TOOLS, "grade.sh"), "--submission", self.tmp, "--manifest", manifest],
+                    {**env, "GRADE_DIR": out})
+            lines = (r.stdout + r.stderr).strip().splitlines()
+            self.assertEqual(r.returncode, 3, (env, r.stdout, r.stderr))
+            self.assertEqual(len(lines), 1, lines)
+            self.assertRegex(lines[0], "^grade: no usable GPU .*nothing was graded$")
+            self.assertFalse(os.path.exists(out))
+        r = run(["make", "--no-print-directory", "grade", f"SUBMISSION={self.tmp}", f"KIT_MANIFEST={manifest}"],
+                {"GRADE_NO_GPU": "1", "GRADE_DIR": out})
+        self.assertEqual(r.returncode, 2)  # make turns the script's 3 into its own 2; the guide says so
+        self.assertIn("grade: no usable GPU", r.stderr)
 
-    def test_one_name_in_two_precisions_is_two_variants(self):
-        # persistent fails its BF16 sweep row: its FP16 twin keeps its own verdict.
-        path = os.path.join(self.dir, "sweep.csv")
-        rows = read_rows(path)
-        for r in rows:
-            if r["chapter"] == "09_hopper_wgmma" and r["variant"] == "persistent" and r["dtype"] == "bf16":
-                r["status"], r["rel_err"] = "FAIL", "2.0e-01"
-        with open(path, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
-            w.writeheader()
-            w.writerows(rows)
-        self.assertEqual(score(self.dir, "--rubric", self.rubric).returncode, 0)
-        row = chapter_rows(self.dir)["09_hopper_wgmma"]
-        self.assertEqual(row["correctness"], "FAIL (persistent bf16)")
-        self.assertEqual(int(row["points"]), 2 + 1)  # tests and sanitizer; the sweep gates the tiers
-        variants = {(v["variant"], v["dtype"]): v for v in read_rows(os.path.join(self.dir, "grade.csv"))
-                    if v["kind"] == "variant" and v["chapter"] == "09_hopper_wgmma"}
-        self.assertEqual(variants[("persistent", "bf16")]["correctness"], "FAIL")
-        self.assertEqual(variants[("persistent", "bf16")]["worst_rel_err"], "2.000e-01")
-        self.assertEqual(variants[("persistent", "fp16")]["correctness"], "PASS")
-        self.assertIn("| 09_hopper_wgmma | `persistent` | bf16 | FAIL | 2.00e-01 |", self.md())
-
-    def test_on_another_gpu_chapter_09_is_not_gradable_and_costs_nothing(self):
-        path = os.path.join(self.dir, "results.tsv")
-        with open(path) as f:
-            kept = [line for line in f if not (line.split("\t")[0] in ("sanitize", "sweep", "bench")
-                                               and line.split("\t")[1] == "09_hopper_wgmma")]
-        with open(path, "w") as f:
-            f.writelines(kept + ["gradable\t09_hopper_wgmma\tno\t9.0\n"])
-        for name in ("bench.csv", "sweep.csv"):
-            rows = [r for r in read_rows(os.path.join(self.dir, name)) if r["chapter"] != "09_hopper_wgmma"]
-            with open(os.path.join(self.dir, name), "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
-                w.writeheader()
-                w.writerows(rows)
-        for rubric in (self.rubric, RUBRIC):  # assigned or not, it costs nothing here
-            r = score(self.dir, "--rubric", rubric)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            row = chapter_rows(self.dir)["09_hopper_wgmma"]
-            self.assertEqual((row["points"], row["max_points"]), ("0", "0"))
-            self.assertEqual(row["note"], "not gradable on this GPU (needs compute capability 9.0)")
-            self.assertIn("| 09_hopper_wgmma | ok | 8 passed, 0 failed, 0 skipped | - | - | - | - | 0 / 0 | "
-                          "not gradable on this GPU (needs compute capability 9.0) |", self.md())
-            total = next(t for t in read_rows(os.path.join(self.dir, "grade.csv")) if t["kind"] == "total"
-                         and t["chapter"] == "automatic")
-            self.assertEqual((int(total["points"]), int(total["max_points"])), (35, 49))  # as without 09
-            self.assertIn("- automatic: **35 / 49**", self.md())
-
-
-class Checksums(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-grade-")
-        self.tree = os.path.join(self.tmp, "tree")
-        for rel, text in (("common/numerics.cpp", "bool check() { return true; }\n"),
-                          ("common/tests/test_common.cu", "// tests\n"),
-                          ("02_naive_kernel/test_02_naive_kernel.cu", "// tests of 02\n"),
-                          ("02_naive_kernel/kernels.cuh", "// the student's kernels\n"),
-                          ("tools/run_tests.sh", "#!/bin/sh\n")):
-            os.makedirs(os.path.dirname(os.path.join(self.tree, rel)), exist_ok=True)
-            with open(os.path.join(self.tree, rel), "w") as f:
-                f.write(text)
-        r = run(["python3", GRADE_PY, "manifest", "--root", self.tree])
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.manifest = os.path.join(self.tmp, "manifest.json")
-        with open(self.manifest, "w") as f:
-            f.write(r.stdout)
-        self.dir = copy_fixture(os.path.join(self.tmp, "grade"))
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def test_manifest_lists_the_checker_files_not_the_kernels(self):
-        with open(self.manifest) as f:
-            files = json.load(f)["files"]
-        self.assertEqual(sorted(files), ["02_naive_kernel/test_02_naive_kernel.cu", "common/numerics.cpp",
-                                         "common/tests/test_common.cu", "tools/run_tests.sh"])
-
-    def test_an_untouched_tree_matches(self):
-        with open(os.path.join(self.tree, "02_naive_kernel", "kernels.cuh"), "a") as f:
-            f.write("// the student's work changes, as it should\n")
-        r = score(self.dir, "--manifest", self.manifest, "--root", self.tree)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(os.path.join(self.dir, "grade.md"), encoding="utf-8") as f:
-            md = f.read()
-        self.assertIn("Every harness and test file matches the reference manifest.", md)
-        self.assertNotIn("WARNING", md)
-
-    def test_an_edited_checker_is_flagged(self):
-        with open(os.path.join(self.tree, "common", "numerics.cpp"), "w") as f:
-            f.write("bool check() { return true; /* always */ }\n")
-        os.remove(os.path.join(self.tree, "common", "tests", "test_common.cu"))
-        r = score(self.dir, "--manifest", self.manifest, "--root", self.tree)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(os.path.join(self.dir, "grade.md"), encoding="utf-8") as f:
-            md = f.read()
-        self.assertIn("WARNING: 2 checker file(s) differ", md)
-        self.assertIn("| `common/numerics.cpp` | MODIFIED |", md)
-        self.assertIn("| `common/tests/test_common.cu` | MISSING |", md)
-        rows = read_rows(os.path.join(self.dir, "grade.csv"))
-        self.assertTrue(all(r["checker"] == "MODIFIED (2 file(s))" for r in rows))
-
-    def test_checksums_taken_at_the_run_win_over_the_tree(self):
-        with open(self.manifest) as f:
-            taken = json.load(f)
-        taken["files"]["common/numerics.cpp"] = "0" * 64
-        with open(os.path.join(self.dir, "checksums.json"), "w") as f:
-            json.dump(taken, f)
-        r = score(self.dir, "--manifest", self.manifest, "--root", self.tree)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(os.path.join(self.dir, "grade.md"), encoding="utf-8") as f:
-            md = f.read()
-        self.assertIn("| `common/numerics.cpp` | MODIFIED |", md)
-        self.assertIn("taken at the graded run", md)
-
-
-class Shapes(unittest.TestCase):
     def test_shapes_are_random_odd_and_repeatable(self):
         seen = set()
         for seed in range(200):
             shapes, small = grade.sweep_shapes(seed)
-            self.assertEqual(len(shapes), 4)
-            self.assertEqual(len(small), 2)
+            self.assertEqual((len(shapes), len(small)), (4, 2))
             self.assertTrue(all(s in shapes for s in small))
-            for s in shapes:
-                self.assertTrue(all(1 <= d <= 1500 for d in s), s)
+            self.assertTrue(all(1 <= d <= 1500 for s in shapes for d in s))
             self.assertTrue(any(s[2] % 4 for s in shapes))
             self.assertTrue(any(all(d % 16 for d in s) for s in shapes))
             self.assertTrue(any(max(s) <= 40 for s in shapes))
             self.assertEqual(grade.sweep_shapes(seed), (shapes, small))
             seen.add(tuple(shapes))
         self.assertGreater(len(seen), 190)
-        r = run(["python3", GRADE_PY, "shapes", "42"])
-        self.assertEqual(r.returncode, 0)
-        self.assertEqual(r.stdout.splitlines()[0], ",".join(map(grade.shape_text, grade.sweep_shapes(42)[0])))
 
-
-class Usage(unittest.TestCase):
-    def test_bad_usage_exits_2_with_one_line(self):
-        tmp = tempfile.mkdtemp(prefix="wb-grade-")
-        try:
-            bad_rubric = os.path.join(tmp, "rubric.json")
-            with open(bad_rubric, "w") as f:
-                f.write("{ not json")
-            # A folder named like an output file blocks it, for root as much as for anyone.
-            blocked = copy_fixture(os.path.join(tmp, "blocked"))
-            os.makedirs(os.path.join(blocked, "grade.csv"))
-            for cmd in (["python3", GRADE_PY], ["python3", GRADE_PY, "frobnicate"],
-                        ["python3", GRADE_PY, "score"], ["python3", GRADE_PY, "score", os.path.join(tmp, "none")],
-                        ["python3", GRADE_PY, "score", tmp],  # a folder without results.tsv
-                        ["python3", GRADE_PY, "score", copy_fixture(os.path.join(tmp, "g")), "--rubric", bad_rubric],
-                        ["python3", GRADE_PY, "score", os.path.join(tmp, "g"), "--bogus", "1"],
-                        ["python3", GRADE_PY, "shapes", "x"],
-                        ["python3", GRADE_PY, "score", blocked],  # grade.csv cannot be written
-                        ["bash", os.path.join(TOOLS, "grade.sh"), "--bogus"],
-                        ["bash", os.path.join(TOOLS, "grade.sh"), "--seed", "abc"],
-                        ["bash", os.path.join(TOOLS, "grade.sh"), "--rubric", os.path.join(tmp, "none.json")]):
-                r = run(cmd)
-                self.assertEqual(r.returncode, 2, (cmd, r.stdout, r.stderr))
-                self.assertEqual(len(r.stderr.strip().splitlines()), 1, (cmd, r.stderr))
-                self.assertNotIn("Traceback", r.stderr)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-class OutputChecks(unittest.TestCase):
-    """A results folder that cannot be written is bad input: one line, exit 2, before any work."""
-
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-grade-")
-        self.file = os.path.join(self.tmp, "a_file")
-        with open(self.file, "w") as f:
-            f.write("not a folder\n")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def test_grade_sh_refuses_an_unwritable_folder_before_looking_for_a_gpu(self):
-        # GRADE_NO_GPU=1 would end the run with status 3: status 2 shows the folder came first.
-        for bad in (os.path.join(self.file, "grade"), self.file):
-            r = run(["bash", os.path.join(TOOLS, "grade.sh")], {"GRADE_DIR": bad, "GRADE_NO_GPU": "1"})
-            self.assertEqual(r.returncode, 2, (bad, r.stdout, r.stderr))
-            self.assertEqual(r.stdout, "")
-            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
-            self.assertIn(bad, r.stderr)
-        # A writable one that does not exist yet passes this check (and is not created by it).
-        fresh = os.path.join(self.tmp, "new", "grade")
-        r = run(["bash", os.path.join(TOOLS, "grade.sh")], {"GRADE_DIR": fresh, "GRADE_NO_GPU": "1"})
-        self.assertEqual(r.returncode, 3, r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(self.tmp, "new")))
-
-    def test_score_refuses_before_writing_anything(self):
-        folder = copy_fixture(os.path.join(self.tmp, "g"))
-        os.makedirs(os.path.join(folder, "grade.md"))
-        r = score(folder)
-        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-        self.assertIn("grade.md", r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(folder, "grade.csv")))
-
-
-class ShapeGrammar(unittest.TestCase):
-    """One grammar of sizes for the tools (tools/wb_shapes.py), the programs' own (common/shape.cpp)."""
-
-    def test_the_programs_grammar(self):
-        import wb_shapes
-        self.assertEqual(wb_shapes.parse_shape("1024"), (1024, 1024, 1024))
-        self.assertEqual(wb_shapes.parse_shape("1000x1013x777"), (1000, 1013, 777))
-        self.assertEqual(wb_shapes.parse_shape("500000x4294x1"), (500000, 4294, 1))
-        for bad in ("", "x", "8x", "8x8", "8x8x", "x8x8", "8x8x8x8", "+8", " 8", "8 ", "-8", "0", "8x0x8",
-                    "1e3", "0x10", "500001", "65536", "8X8X8", "\uff18"):
-            with self.assertRaises(ValueError, msg=repr(bad)) as cm:
-                wb_shapes.parse_shape(bad)
-            self.assertNotIn("\n", str(cm.exception))
-        with self.assertRaises(ValueError) as cm:
-            wb_shapes.parse_shape("-8")
-        self.assertEqual(str(cm.exception), "sizes must be at least 1, got -8")  # the programs' words
-        self.assertEqual(wb_shapes.parse_shapes("64,1000x1013x777"), [(64, 64, 64), (1000, 1013, 777)])
-        self.assertEqual(wb_shapes.shape_label((64, 64, 64)), "64")
-        self.assertEqual(wb_shapes.shape_label((4096, 4096, 1024)), "4096x4096x1024")
-        # Every sweep shape the grader draws reads back as itself.
-        for seed in range(50):
-            for s in grade.sweep_shapes(seed)[0]:
-                self.assertEqual(wb_shapes.parse_shape(grade.shape_text(s)), s)
-
-    def test_grade_and_report_use_it(self):
-        tmp = tempfile.mkdtemp(prefix="wb-grade-")
-        try:
-            rubric = os.path.join(tmp, "rubric.json")
-            with open(rubric, "w") as f:
-                json.dump({"chapters": {}, "bench_shape": "+4096"}, f)
-            r = run(["python3", GRADE_PY, "bench-shape", "--rubric", rubric])
-            self.assertEqual(r.returncode, 2)
-            self.assertIn("'+4096' is not a whole number", r.stderr)
-            r = run(["python3", os.path.join(TOOLS, "report.py")],
-                    {"REPORT_SHAPE": "4096x", "REPORT_OUT": os.path.join(tmp, "report")})
-            self.assertEqual(r.returncode, 2)
-            self.assertIn("'4096x' is not a size", r.stderr)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def write_exe(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
-
-
-class GradeScript(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-grade-")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def test_without_a_gpu_exit_3_with_one_line(self):
-        out = os.path.join(self.tmp, "grade")
-        bare = os.path.join(self.tmp, "bin")  # a PATH with the basic tools but no nvidia-smi
-        os.makedirs(bare)
-        for tool in ("python3", "dirname", "sed", "grep", "mkdir", "date", "git", "od", "tr"):
-            found = shutil.which(tool)
-            if found:
-                os.symlink(found, os.path.join(bare, tool))
-        fake = os.path.join(self.tmp, "fakebin")
-        write_exe(os.path.join(fake, "nvidia-smi"), "#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-0)'\n")
-        bash = shutil.which("bash")
-        for env in ({"PATH": bare}, {"CUDA_VISIBLE_DEVICES": "-1", "PATH": fake + os.pathsep + os.environ["PATH"]},
-                    {"CUDA_VISIBLE_DEVICES": "", "PATH": fake + os.pathsep + os.environ["PATH"]},
-                    {"GRADE_NO_GPU": "1"}):
-            r = run([bash, os.path.join(TOOLS, "grade.sh")], {**env, "GRADE_DIR": out})
-            lines = (r.stdout + r.stderr).strip().splitlines()
-            self.assertEqual(r.returncode, 3, (env, r.stdout, r.stderr))
-            self.assertEqual(len(lines), 1, lines)
-            self.assertRegex(lines[0], "^grade: no usable GPU .*nothing was graded$")
-            self.assertFalse(os.path.exists(out))
-
-    def stand_in_tree(self, chapters):
-        """A workbook layout with stand-ins: fake nvidia-smi and compute-sanitizer, programs that write
-        the fixture's rows of their chapter, chapter 03 that does not build. 00_env_check writes the
-        compute capability FAKE_CC into env.json (nothing when unset); chapter 09's program exits 3
-        unless FAKE_CC is 9.0, as the real one does on any other GPU. Returns (tree, calls file)."""
-        work = os.path.join(self.tmp, "wb")
-        shutil.rmtree(work, ignore_errors=True)
-        for rel in ("tools/grade.sh", "tools/grade.py", "tools/wb_shapes.py", "tools/gpu_needs.sh", "report_template/rubric.json"):
-            os.makedirs(os.path.dirname(os.path.join(work, rel)), exist_ok=True)
-            shutil.copy(os.path.join(ROOT, rel), os.path.join(work, rel))
-        with open(os.path.join(work, "Makefile"), "w") as f:
-            f.write("lib:\n\t@true\n")
-        calls = os.path.join(self.tmp, "calls.txt")
-        open(calls, "w").close()
-        program = f'''#!/usr/bin/env python3
-import csv, os, sys
-args = sys.argv[1:]
-chapter = os.path.basename(sys.argv[0])
-cc = os.environ.get("FAKE_CC", "")
-with open({calls!r}, "a") as f:
-    f.write(chapter + " " + " ".join(args) + "\\n")
-if "--json" in args:
-    open(args[args.index("--json") + 1], "w").write('{{"gpus": [{{"cc": "%s"}}]}}' % cc if cc else "{{}}")
-    sys.exit(0)
-if chapter.startswith("09_") and cc != "9.0":
-    print(chapter + ": error: this chapter needs a Hopper GPU (compute capability 9.0)", file=sys.stderr)
-    sys.exit(3)
-if "--csv" not in args:
-    sys.exit(0)
-out = args[args.index("--csv") + 1]
-src = os.path.join({FIXTURE!r}, "bench.csv" if "--size" in args else "sweep.csv")
-with open(src, newline="") as f:
-    rows = [r for r in csv.DictReader(f) if r["chapter"] == chapter]
-new = not os.path.exists(out) or os.path.getsize(out) == 0
-with open(out, "a", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["chapter"], lineterminator="\\n")
-    if new:
-        w.writeheader()
-    w.writerows(rows)
-'''
-        test = '''#!/bin/sh
-[ "$REQUIRE_GPU" = 1 ] || { echo "test_$1 1 1 0" >>"$WB_TEST_SUMMARY"; exit 1; }
-echo "[test] test cases: 3 passed, 0 failed, 0 skipped"
-echo "test_x 3 0 0" >>"$WB_TEST_SUMMARY"
-'''
-        write_exe(os.path.join(work, "common", "build", "test_common"), test)
-        for chapter in chapters:
-            d = os.path.join(work, chapter)
-            os.makedirs(d)
-            write_exe(os.path.join(d, "prog.py"), program)
-            write_exe(os.path.join(d, "test.sh"), test)
-            broken = "\t@echo 'kernels.cuh:1: error: expected ;' >&2; exit 1\n" if chapter.startswith("03") else ""
-            with open(os.path.join(d, "Makefile"), "w") as f:
-                f.write(f"all:\n{broken}\t@cp prog.py {chapter} && cp test.sh test_{chapter}\n"
-                        f"sanitize:\n\t$(SANITIZER) ./{chapter} --sizes 67x45x33\n")
-        return work, calls
-
-    def fake_path(self):
-        fake = os.path.join(self.tmp, "fakebin")
-        write_exe(os.path.join(fake, "nvidia-smi"), "#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-0)'\n")
-        write_exe(os.path.join(fake, "compute-sanitizer"), '#!/bin/sh\nexec "$@"\n')
-        return fake + os.pathsep + os.environ["PATH"]
-
-    def test_end_to_end_on_a_stand_in_tree(self):
-        """Stand-in programs that write the fixture's rows, chapter 03 that does not build: grade.sh
-        grades what builds and marks the rest."""
-        work, calls = self.stand_in_tree(("00_env_check", "02_naive_kernel", "03_shared_tiling"))
-        env = {"PATH": self.fake_path(), "STUDENT_ID": "S0000042", "GRADE_SEED": "77"}
-        r = run(["bash", "tools/grade.sh"], env, cwd=work)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        shapes, small = grade.sweep_shapes(77)
-        self.assertIn("sweep seed 77", r.stdout)
-        self.assertIn("build 03_shared_tiling FAILED", r.stdout)
-        self.assertIn("tests 02_naive_kernel: 3 passed, 0 failed, 0 skipped (exit 0)", r.stdout)
-        with open(calls) as f:
-            made = f.read().splitlines()
-        self.assertIn("02_naive_kernel --sizes " + ",".join(map(grade.shape_text, shapes)) +
-                      " --seed 77 --warmup 1 --reps 2 --csv grade/sweep.csv", made)
-        self.assertIn("02_naive_kernel --sizes " + ",".join(map(grade.shape_text, small)) +
-                      " --alpha -1.5 --beta 0.5 --seed 77 --warmup 1 --reps 2 --csv grade/sweep.csv", made)
-        self.assertIn("02_naive_kernel --size 4096x4096x4096 --csv grade/bench.csv", made)
-        self.assertIn("02_naive_kernel --sizes 67x45x33", made)  # the sanitizer ran the program
-        self.assertFalse(any(c.startswith("03_shared_tiling") for c in made))
-        rows = chapter_rows(os.path.join(work, "grade"))
-        self.assertEqual(rows["02_naive_kernel"]["points"], "9")
-        self.assertEqual(rows["00_env_check"]["points"], "0")  # no solution regions: no points by default
-        self.assertEqual(rows["00_env_check"]["tests"], "3 passed, 0 failed, 0 skipped")  # but still run
-        self.assertEqual(rows["03_shared_tiling"]["points"], "0")
-        self.assertIn("did not build", rows["03_shared_tiling"]["note"])
-        self.assertIn("chapter folder missing", rows["05_float4_vectorized"]["note"])
-        self.assertEqual(rows["02_naive_kernel"]["student"], "S0000042")
-        self.assertEqual(rows["02_naive_kernel"]["seed"], "77")
-        with open(os.path.join(work, "grade", "checksums.json")) as f:
-            self.assertIn("tools/grade.py", json.load(f)["files"])
-        with open(os.path.join(work, "grade", "grade.md"), encoding="utf-8") as f:
-            self.assertIn("| STUDENT_ID | S0000042 |", f.read())
-
-    def test_chapter_09_is_graded_on_hopper_only(self):
-        """9.0: graded like any chapter. Another capability: not gradable, nothing of it run but its
-        build and tests. Unknown capability: tried, and its exit status 3 marks it not gradable
-        without ending the grading (for every other chapter, 3 means no usable GPU)."""
-        for cc, known in (("9.0", True), ("8.6", True), ("", False)):
-            with self.subTest(cc=cc or "unknown"):
-                work, calls = self.stand_in_tree(("00_env_check", "02_naive_kernel", "09_hopper_wgmma"))
-                env = {"PATH": self.fake_path(), "GRADE_SEED": "5"}
-                if cc:
-                    env["FAKE_CC"] = cc
-                r = run(["bash", "tools/grade.sh"], env, cwd=work)
-                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-                with open(calls) as f:
-                    ran09 = [c for c in f.read().splitlines() if c.startswith("09_hopper_wgmma")]
-                rows = chapter_rows(os.path.join(work, "grade"))
-                with open(os.path.join(work, "grade", "grade.md"), encoding="utf-8") as f:
-                    md = f.read()
-                self.assertEqual(rows["02_naive_kernel"]["points"], "9")  # the others are graded either way
-                self.assertIn("tests 09_hopper_wgmma: 3 passed", r.stdout)  # its tests run either way
-                if cc == "9.0":
-                    self.assertNotIn("not gradable", r.stdout)
-                    self.assertIn("grade: sweep 09_hopper_wgmma: PASS", r.stdout)
-                    self.assertIn("09_hopper_wgmma --size 4096x4096x4096 --csv grade/bench.csv", ran09)
-                    self.assertEqual(rows["09_hopper_wgmma"]["correctness"], "PASS")
-                    self.assertEqual(rows["09_hopper_wgmma"]["max_points"], "0")  # no points by default
-                    continue
-                line = "not gradable on this GPU (needs compute capability 9.0)"
-                self.assertEqual(rows["09_hopper_wgmma"]["note"], line)
-                self.assertEqual((rows["09_hopper_wgmma"]["points"], rows["09_hopper_wgmma"]["max_points"]), ("0", "0"))
-                self.assertRegex(md, r"\| 09_hopper_wgmma \| ok \| 3 passed, 0 failed, 0 skipped \| - \| - \| - \| - \| "
-                                     r"0 / 0 \| not gradable on this GPU \(needs compute capability 9\.0\) \|")
-                if known:
-                    self.assertIn("grade: 09_hopper_wgmma: not gradable on this GPU (needs compute capability 9.0; "
-                                  "this GPU is 8.6)", r.stdout)
-                    self.assertEqual(ran09, [])  # neither the sanitizer, nor the sweep, nor the benchmark
-                else:
-                    self.assertIn("grade: 09_hopper_wgmma: not gradable on this GPU (needs compute capability 9.0; "
-                                  "its program exited 3)", r.stdout)
-                    self.assertNotIn("no usable GPU", r.stdout + r.stderr)
-                    self.assertFalse(any("--size 4096" in c for c in ran09))  # no benchmark after that
+    def test_kernel_names_read_as_people_write_them(self):
+        self.assertEqual(grade.mangled_parts("_Z16sgemm_smem_tiledILi16EEviiifPKfS1_fPf"), ["sgemm_smem_tiled"])
+        self.assertEqual(grade.mangled_parts("_ZN6hopper15wgmma_pipelinedINS_11WgmmaTilingI6__halfEEEvv"),
+                         ["hopper", "wgmma_pipelined"])
+        self.assertEqual(grade.short_name(CUBLAS_KERNEL), "cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_nn_align1>")
+        self.assertEqual(grade.declared_kernels(read(os.path.join(ROOT, "03_shared_tiling/kernels.cuh"))),
+                         {"sgemm_smem_tiled", "sgemm_smem_transposed_b", "sgemm_smem_tiled_multirow"})
 
 
 def main():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import wb_unittest
     return wb_unittest.run_module(__name__, "test_grade")
 
