@@ -23,6 +23,11 @@ Settings (environment variables; paths relative to the workbook's top folder):
                    or, when no chapter ran that, the largest cube measured, and the report says so
   STUDENT_ID       who the report is by (else the CSV's student column)
 
+Whose numbers: the report's first line says in bold when they are not the student's own: always for
+a results file in a folder under results/ (results/h200/bench.csv: the workbook's reference runs);
+with STUDENT_ID set, when any row's student field is empty or another id (how many, and which); and
+without it, when the rows name several students. The provenance says it either way.
+
 Standard library only; matplotlib is optional (without it the tables are still filled and one line
 says how to install it). Exit status: 0 done, 2 bad input, found before any work: the results file
 is missing or empty, REPORT_SHAPE is not a size or not in the results, or REPORT_OUT cannot be
@@ -136,6 +141,20 @@ TEXT = {
         "plot1": "GFLOP/s against size: the best variant of each chapter, and cuBLAS in each precision.",
         "plot2": "The ladder at {shape}: each chapter's best variant as % of cuBLAS in the same precision.",
         "byline": "**Student:** {student} · **GPU:** {gpu} · **filled in:** {date}",
+        "reference_run": "These are not your measurements: `{path}` is one of the workbook's reference runs (the "
+                         "folders under `results/` hold the runs its notes cite). Run `make bench` on your GPU and "
+                         "fill the report from `results/bench.csv`.",
+        "none_marked": "None of the {total} rows of `{path}` is marked as measured by {student} (their student "
+                       "field: {fields}): as far as the results say, these are not your own numbers. "
+                       "`STUDENT_ID={student} make bench` measures yours.",
+        "some_marked": "{n} of {total} rows of `{path}` are not marked as measured by {student} (their student "
+                       "field: {fields}): these numbers are not all your own. `STUDENT_ID={student} make bench` "
+                       "measures yours.",
+        "several": "The rows of `{path}` are marked as measured by several students ({fields}): these numbers are "
+                   "not one student's.",
+        "all_marked": "all {total} rows are marked as measured by {student}",
+        "unmarked": "the rows name no student (STUDENT_ID was not set when they were measured)",
+        "empty_field": "empty", "whose": "Whose numbers",
         "tflops": "TFLOP/s", "precision": "precision", "inputs": "inputs", "u_in": "u of the inputs",
         "n_variants": "variants", "err_median": "rel. error, median", "err_max": "rel. error, largest",
         "err_cublas": "rel. error, cuBLAS", "vs_fp32": "median / FP32's", "from": "rows from",
@@ -248,6 +267,16 @@ TEXT = {
         "plot1": "GFLOP/s 随尺寸的变化：各章最佳变体，以及各精度的 cuBLAS。",
         "plot2": "{shape} 上的阶梯：各章最佳变体占相同精度 cuBLAS 的 %。",
         "byline": "**学生：** {student} · **GPU：** {gpu} · **填写时间：** {date}",
+        "reference_run": "这些不是你测得的数据：`{path}` 是本教程的参考测量之一（`results/` 下的各个目录存放讲义引用的测量）。"
+                         "请在你的 GPU 上运行 `make bench`，并用 `results/bench.csv` 生成报告。",
+        "none_marked": "`{path}` 的 {total} 行中没有一行标明由 {student} 测得（它们的 student 字段：{fields}）："
+                       "就结果文件所示，这些不是你自己的数据。`STUDENT_ID={student} make bench` 会测量你自己的数据。",
+        "some_marked": "`{path}` 的 {total} 行中有 {n} 行没有标明由 {student} 测得（它们的 student 字段：{fields}）："
+                       "这些数据并非都是你自己的。`STUDENT_ID={student} make bench` 会测量你自己的数据。",
+        "several": "`{path}` 的各行标明由多位学生测得（{fields}）：这些数据不属于同一位学生。",
+        "all_marked": "全部 {total} 行都标明由 {student} 测得",
+        "unmarked": "各行没有写明学生（测量时没有设置 STUDENT_ID）",
+        "empty_field": "空", "whose": "数据归属",
         "tflops": "TFLOP/s", "precision": "精度", "inputs": "输入格式", "u_in": "输入的单位舍入误差 u",
         "n_variants": "变体数", "err_median": "相对误差（中位数）", "err_max": "相对误差（最大）",
         "err_cublas": "相对误差（cuBLAS）", "vs_fp32": "中位数 / FP32 的", "from": "数据来自",
@@ -796,12 +825,54 @@ def roofline_table(res, t):
     return text + (md_table(header, body, right={3, 4, 5, 6}) if body else t["no_rows"])
 
 
+def is_reference_run(csv_path):
+    """True when the results file lies in a folder under the workbook's results/ (results/h200/...):
+    there the workbook keeps the runs its notes cite. `make bench` writes results/bench.csv itself,
+    a student's own run, never into such a folder."""
+    results = os.path.realpath(os.path.join(ROOT, "results"))
+    folder = os.path.dirname(os.path.realpath(csv_path))
+    return folder.startswith(results + os.sep)
+
+
+def whose_numbers(res, student, t):
+    """(warning, fact) about whose measurements these are. warning, for the report's first line, is
+    None when nothing says they are not the student's own: a reference run of the workbook never is;
+    with STUDENT_ID set, every row must name that student in its student field (an empty field or
+    another id is not the student's); without it, the rows must not name several students. fact is
+    one sentence for the provenance."""
+    path, rows = res.csv_path, res.all_rows
+    marks = [r.get("student") or "" for r in rows]
+    ids = sorted(set(marks))
+    if is_reference_run(path):
+        sentence = t["reference_run"].format(path=path)
+        return sentence, sentence
+    fields = ", ".join(m or t["empty_field"] for m in ids)
+    if student:
+        others = sorted({m for m in marks if m != student})
+        n = sum(m != student for m in marks)
+        fields = ", ".join(m or t["empty_field"] for m in others)
+        if n == len(rows):
+            sentence = t["none_marked"].format(total=len(rows), path=path, student=student, fields=fields)
+        elif n:
+            sentence = t["some_marked"].format(n=n, total=len(rows), path=path, student=student, fields=fields)
+        else:
+            return None, t["all_marked"].format(total=len(rows), student=student)
+        return sentence, sentence
+    if len(ids) > 1:
+        sentence = t["several"].format(path=path, fields=fields)
+        return sentence, sentence
+    if ids and ids[0]:
+        return None, t["all_marked"].format(total=len(rows), student=ids[0])
+    return None, t["unmarked"]
+
+
 def provenance(res, t, student, now):
     rows = res.rows
     lines = []
     csv_students = sorted({r["student"] for r in rows if r.get("student")})
     who = student or ", ".join(csv_students) or t["student_unset"]
     lines.append(f"- **{t['student']}:** {who}")
+    lines.append(f"- **{t['whose']}:** {whose_numbers(res, student, t)[1]}")
     lines.append(f"- **{t['generated']}:** {now} ({t['by']} `{git_here()}`)")
     stamps = sorted(r["timestamp"] for r in rows if r.get("timestamp"))
     commits = defaultdict(int)
@@ -1170,8 +1241,10 @@ def write_everything(res, out_dir, template_dir, student):
             text = template
         who = student or ", ".join(sorted({r["student"] for r in res.rows if r.get("student")})) or "-"
         gpu = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.rows if r["cc"]), "-")
+        warning = whose_numbers(res, student, t)[0]
+        byline = t["byline"].format(student=who, gpu=gpu, date=now)
         values = {
-            "BYLINE": t["byline"].format(student=who, gpu=gpu, date=now),
+            "BYLINE": (f"**{warning}**\n\n" if warning else "") + byline,
             "PROVENANCE": provenance(res, t, student, now),
             "DEVICE_TABLE": device_table(res, t),
             "LADDER_SHAPE": shape_text(res.ladder_shape),
@@ -1200,6 +1273,9 @@ def write_everything(res, out_dir, template_dir, student):
         write_report(dst, text)
         written.append(dst + (" (re-filled, your text kept)" if refill else ""))
 
+    warning = whose_numbers(res, student, TEXT["en"])[0]
+    if warning:
+        print(f"report: note: {warning} (said in bold at the top of the report)", file=sys.stderr)
     print(f"report: {' and '.join(written)} filled from {len(res.rows)} rows of {csv_path}"
           f"{'' if res.env else ' (no device facts: ' + env_path + ' is missing)'}")
     if plot_files is None:

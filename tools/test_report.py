@@ -388,6 +388,79 @@ def between_markers_removed(text):
     return re.sub(r"(<!-- wb:begin (\w+) -->).*?(<!-- wb:end \2 -->)", r"\1\3", text, flags=re.S)
 
 
+class WhoseNumbers(unittest.TestCase):
+    """The report says at its top, in bold, when its numbers are not the student's own."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wb-report-")
+        self.out = os.path.join(self.tmp, "report")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def fill(self, csv_path, student=None):
+        env = {"REPORT_CSV": csv_path, "REPORT_OUT": self.out,
+               "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))}
+        if student is not None:
+            env["STUDENT_ID"] = student
+        shutil.rmtree(self.out, ignore_errors=True)
+        r = run(["bash", "tools/report.sh"], env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        texts = []
+        for name in ("report.md", "report.zh-CN.md"):
+            with open(os.path.join(self.out, name), encoding="utf-8") as f:
+                texts.append(f.read())
+        return r, texts
+
+    def top(self, text):
+        """The first line of the byline block: the report's first filled line."""
+        return block(text, "BYLINE").split("\n")[2]
+
+    def fixture_with_students(self, students):
+        """The fixture with the student column replaced, row by row, by students(i)."""
+        rows = fixture_rows()
+        path = os.path.join(self.tmp, "students.csv")
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+            w.writeheader()
+            for i, r in enumerate(rows):
+                w.writerow(dict(r, student=students(i)))
+        return path
+
+    def test_the_workbooks_reference_run_is_never_a_students(self):
+        reference = os.path.join("results", "h200", "bench.csv")
+        if not os.path.exists(os.path.join(ROOT, reference)):
+            self.skipTest("no reference run in results/h200")
+        r, (en, zh) = self.fill(reference, student="42")
+        self.assertTrue(self.top(en).startswith("**These are not your measurements: `results/h200/bench.csv` is one "
+                                                "of the workbook's reference runs"), self.top(en))
+        self.assertTrue(self.top(zh).startswith("**这些不是你测得的数据：`results/h200/bench.csv` 是本教程的参考测量之一"),
+                        self.top(zh))
+        self.assertIn("reference runs", r.stderr)
+        self.assertIn("- **Whose numbers:** ", en)
+
+    def test_rows_of_another_or_no_student(self):
+        # The fixture's rows are all S0000001's.
+        _, (en, zh) = self.fill(FIXTURE_CSV, student="S7654321")
+        n = len(fixture_rows())
+        self.assertEqual(self.top(en), f"**None of the {n} rows of `{FIXTURE_CSV}` is marked as measured by S7654321 "
+                                       f"(their student field: S0000001): as far as the results say, these are not "
+                                       f"your own numbers. `STUDENT_ID=S7654321 make bench` measures yours.**")
+        self.assertTrue(self.top(zh).startswith(f"**`{FIXTURE_CSV}` 的 {n} 行中没有一行标明由 S7654321 测得"), self.top(zh))
+        mixed = self.fixture_with_students(lambda i: "" if i < 10 else "S0000001")
+        _, (en, _) = self.fill(mixed, student="S0000001")
+        self.assertTrue(self.top(en).startswith(f"**10 of {n} rows of `{mixed}` are not marked as measured by S0000001 "
+                                                f"(their student field: empty)"), self.top(en))
+
+    def test_the_students_own_rows_carry_no_warning(self):
+        own = self.fixture_with_students(lambda i: "S7654321")
+        for student in ("S7654321", None):  # STUDENT_ID, or the one id of the CSV
+            _, (en, zh) = self.fill(own, student=student)
+            self.assertTrue(self.top(en).startswith("**Student:** S7654321 · "), self.top(en))
+            self.assertTrue(self.top(zh).startswith("**学生：** S7654321 · "), self.top(zh))
+            self.assertIn(f"- **Whose numbers:** all {len(fixture_rows())} rows are marked as measured by S7654321", en)
+
+
 class Refill(unittest.TestCase):
     """`make report` again must keep everything the student wrote."""
 
