@@ -55,7 +55,9 @@ LEAK_RUN, LEAK_SHARE, LEAK_TOKENS = 24, 0.5, 100
 # uncoalesced kernel, 3 lines), with one exception: 09's fence-and-commit region (6 lines, 19
 # distinctive windows in all) repeats step 3's issue sequence, which the kit shows, except for its
 # wait depth and row argument, so its halves hold 3 and 5 and only the whole of it is caught.
-# LEAK_WINDOWS = 10 sits between the legitimate 7 and the planted 17.
+# LEAK_WINDOWS = 10 sits between the legitimate 7 and the planted 17. One statement of 21 tokens
+# or more, quoted as it is, can be a leak by itself: the notes give such a statement's index algebra
+# as a formula (A(row, k0 + tx)), not its code.
 WINDOW, LEAK_WINDOWS, NAME_CHARS = 12, 10, 4
 MAX_BYTES = 4 << 20  # larger files are data, not something a person reads: skipped
 
