@@ -22,6 +22,17 @@ Settings (environment variables; paths relative to the workbook's top folder):
                    A shape at which no variant passed is refused; unset, it is 4096 (4096x4096x4096)
                    or, when no chapter ran that, the largest cube measured, and the report says so
   STUDENT_ID       who the report is by (else the CSV's student column)
+  REPORT_RUBRIC    the grading rubric (default report_template/rubric.json; none is fine). When it
+                   has "homework" (a list of chapter folders: a kit made for a subset of chapters),
+                   the report covers those chapters only: see "Homework" below
+
+Homework: with "homework" in the rubric, every per-chapter table and plot holds the homework's
+chapters only (the machine, the provenance, cuBLAS's reference lines in the plots and the summary
+stay), and on the first fill the template's sections of other chapters are left out: a section
+between <!-- wb:only CHAPTER ... --> and <!-- wb:only-end --> is kept when one of its chapters is
+in the homework (or there is no homework), and those markers never reach the report. A report
+filled before keeps its sections (its text is the student's); the tables of chapters outside the
+homework then say so.
 
 Whose numbers: the report's first line says in bold when they are not the student's own: always for
 a results file in a folder under results/ (results/h200/bench.csv: the workbook's reference runs);
@@ -30,8 +41,9 @@ without it, when the rows name several students. The provenance says it either w
 
 Standard library only; matplotlib is optional (without it the tables are still filled and one line
 says how to install it). Exit status: 0 done, 2 bad input, found before any work: the results file
-is missing or empty, REPORT_SHAPE is not a size or not in the results, or REPORT_OUT cannot be
-written (also when a write fails later: one line, never a traceback).
+is missing or empty (or holds no row of the homework's chapters), REPORT_SHAPE is not a size or not
+in the results, REPORT_RUBRIC cannot be read or names a chapter that is not here, or REPORT_OUT
+cannot be written (also when a write fails later: one line, never a traceback).
 """
 import datetime
 import hashlib
@@ -82,17 +94,20 @@ TEXT = {
         "side": "side of the ridge", "side_compute": "compute", "side_memory": "memory",
         "no_rows": "(no rows in the results)", "not_run": "not run at this shape",
         "baseline_note": "cuBLAS baseline, same run",
-        "ladder_caption": "Best variant of each chapter's own kernels at {shape} (chapter 07's cuBLAS calls are "
-                          "in section 4.3, chapter 08's whole programs in section 4.8). % of cuBLAS: against cuBLAS "
-                          "in the same precision, timed on the same shape in the same program run. % of peak: FP32 "
-                          "peak for FP32, tensor-core peak for TF32, FP16 and BF16.",
+        "ladder_caption": "Best variant of each chapter's own kernels at {shape}{where}. % of cuBLAS: against "
+                          "cuBLAS in the same precision, timed on the same shape in the same program run. % of peak: "
+                          "FP32 peak for FP32, tensor-core peak for TF32, FP16 and BF16.",
+        # "where" above and below: the sections of the report that hold what a table leaves out
+        "where": " ({items})", "where_and": ", ",
+        "where_07": "chapter 07's cuBLAS calls are in section 4.3", "where_08": "chapter 08's whole programs in section 4.8",
+        "where_09": "chapter 09's Hopper ladder in section 4.9",
         "shape_fallback": "**No chapter ran {wanted} (the default shape): the ladder, the roofline and the tables "
                           "at one shape are at {used}, the largest cube measured. `REPORT_SHAPE=...` picks another "
                           "shape.**",
         "sweep_caption": "GFLOP/s of the best variant of each chapter of the ladder at each shape, with its % of "
-                         "cuBLAS in brackets (as in the ladder), and chapter 01's CPU code beside them: its % is "
-                         "against cuBLAS SGEMM on the GPU on the same shape from the same bench run. - : not run at "
-                         "that shape, or nothing passed.",
+                         "cuBLAS in brackets (as in the ladder){cpu}. - : not run at that shape, or nothing passed.",
+        "sweep_cpu": ", and chapter 01's CPU code beside them: its % is against cuBLAS SGEMM on the GPU on the "
+                     "same shape from the same bench run",
         "variants_caption": "Every variant at {shape}, as measured (baseline rows included).",
         "cublas_caption": "Chapter 07's baseline rows: cuBLAS at every size of its sweep, GFLOP/s and % of the "
                           "peak of that precision.",
@@ -155,6 +170,9 @@ TEXT = {
         "all_marked": "all {total} rows are marked as measured by {student}",
         "unmarked": "the rows name no student (STUDENT_ID was not set when they were measured)",
         "empty_field": "empty", "whose": "Whose numbers",
+        "not_homework": "Chapter {chapter} is not part of this homework (`{rubric}`).",
+        "chapters": "Chapters", "homework_of": "the homework of `{rubric}`: {chapters}",
+        "left_out": "; left out of this report: {chapters}", "no_rows_for": "; no rows in these results: {chapters}",
         "tflops": "TFLOP/s", "precision": "precision", "inputs": "inputs", "u_in": "u of the inputs",
         "n_variants": "variants", "err_median": "rel. error, median", "err_max": "rel. error, largest",
         "err_cublas": "rel. error, cuBLAS", "vs_fp32": "median / FP32's", "from": "rows from",
@@ -163,8 +181,7 @@ TEXT = {
         "in_fp16": "FP16: 11-bit significand (10 stored), 5-bit exponent",
         "in_bf16": "BF16: 8-bit significand (7 stored), 8-bit exponent",
         "tc_caption": "Every tensor-core row at {shape}: TF32, FP16 or BF16 inputs, FP32 accumulation, cuBLAS of "
-                      "the same precision from the same run included (chapter 07's own cuBLAS calls are in section "
-                      "4.3, chapter 09's Hopper ladder in section 4.9). % of cuBLAS: against cuBLAS in the same "
+                      "the same precision from the same run included{where}. % of cuBLAS: against cuBLAS in the same "
                       "precision; rel. error as in section 5.",
         "no_tc": "No TF32, FP16 or BF16 rows at {shape} in these results: run chapter 06 (`make bench`, or "
                  "`./06_tensor_core_wmma/06_tensor_core_wmma --size 4096 --csv ...`).",
@@ -217,14 +234,16 @@ TEXT = {
         "side": "位于脊点的哪一侧", "side_compute": "计算侧", "side_memory": "访存侧",
         "no_rows": "（结果中没有数据）", "not_run": "未在此形状上运行",
         "baseline_note": "cuBLAS 基线，同一次运行",
-        "ladder_caption": "各章自己的核函数在 {shape} 上的最佳变体（第 07 章对 cuBLAS 的调用见 4.3 节，第 08 章的"
-                          "完整程序见 4.8 节）。占 cuBLAS 的 %：与同一次程序运行中、同一形状上、相同精度的 cuBLAS 相比。"
-                          "占峰值的 %：FP32 用 FP32 峰值，TF32、FP16 与 BF16 用张量核心峰值。",
+        "ladder_caption": "各章自己的核函数在 {shape} 上的最佳变体{where}。占 cuBLAS 的 %：与同一次程序运行中、同一形状上、"
+                          "相同精度的 cuBLAS 相比。占峰值的 %：FP32 用 FP32 峰值，TF32、FP16 与 BF16 用张量核心峰值。",
+        "where": "（{items}）", "where_and": "，",
+        "where_07": "第 07 章对 cuBLAS 的调用见 4.3 节", "where_08": "第 08 章的完整程序见 4.8 节",
+        "where_09": "第 09 章的 Hopper 阶梯见 4.9 节",
         "shape_fallback": "**没有任何章节运行过 {wanted}（默认形状）：阶梯、屋顶线以及单一形状的各表都使用 {used}，"
                           "即测量过的最大立方形状。用 `REPORT_SHAPE=...` 可选择其他形状。**",
-        "sweep_caption": "阶梯中各章最佳变体在每个形状上的 GFLOP/s，括号中为占 cuBLAS 的 %（同阶梯），并列出第 01 章的"
-                         " CPU 代码：它的 % 是相对同一次 bench 中同一形状上 GPU 的 cuBLAS SGEMM。"
+        "sweep_caption": "阶梯中各章最佳变体在每个形状上的 GFLOP/s，括号中为占 cuBLAS 的 %（同阶梯）{cpu}。"
                          "-：未在该形状上运行，或没有通过检查的变体。",
+        "sweep_cpu": "，并列出第 01 章的 CPU 代码：它的 % 是相对同一次 bench 中同一形状上 GPU 的 cuBLAS SGEMM",
         "variants_caption": "{shape} 上的全部变体（含基线行），即测量原值。",
         "cublas_caption": "第 07 章的基线行：cuBLAS 在其扫描的每个尺寸上的 GFLOP/s 及占该精度峰值的 %。",
         "no_cublas": "结果中没有第 07 章：请运行 `make bench`（或 `./07_cublas_baseline/07_cublas_baseline --csv ...`）。",
@@ -277,6 +296,9 @@ TEXT = {
         "all_marked": "全部 {total} 行都标明由 {student} 测得",
         "unmarked": "各行没有写明学生（测量时没有设置 STUDENT_ID）",
         "empty_field": "空", "whose": "数据归属",
+        "not_homework": "第 {chapter} 章不属于本次作业（`{rubric}`）。",
+        "chapters": "章节", "homework_of": "`{rubric}` 规定的作业：{chapters}",
+        "left_out": "；本报告不含：{chapters}", "no_rows_for": "；结果中没有以下章节的数据：{chapters}",
         "tflops": "TFLOP/s", "precision": "精度", "inputs": "输入格式", "u_in": "输入的单位舍入误差 u",
         "n_variants": "变体数", "err_median": "相对误差（中位数）", "err_max": "相对误差（最大）",
         "err_cublas": "相对误差（cuBLAS）", "vs_fp32": "中位数 / FP32 的", "from": "数据来自",
@@ -285,8 +307,7 @@ TEXT = {
         "in_fp16": "FP16：11 位有效数字（存 10 位），5 位指数",
         "in_bf16": "BF16：8 位有效数字（存 7 位），8 位指数",
         "tc_caption": "{shape} 上的全部张量核心行：TF32、FP16 或 BF16 输入，FP32 累加，并列出同一次运行中相同精度的 "
-                      "cuBLAS（第 07 章自己的 cuBLAS 调用见 4.3 节，第 09 章的 Hopper 阶梯见 4.9 节）。"
-                      "占 cuBLAS 的 %：与相同精度的 cuBLAS 相比；相对误差的含义同第 5 节。",
+                      "cuBLAS{where}。占 cuBLAS 的 %：与相同精度的 cuBLAS 相比；相对误差的含义同第 5 节。",
         "no_tc": "结果中没有 {shape} 上的 TF32、FP16 或 BF16 行：请运行第 06 章（`make bench`，或 "
                  "`./06_tensor_core_wmma/06_tensor_core_wmma --size 4096 --csv ...`）。",
         "prec_caption": "各精度在 {shape} 上的精度代价：通过检查的变体（cuBLAS 单列），以 {yardstick} 的 FP32 为标尺。"
@@ -404,10 +425,11 @@ def sha256_of(path):
 class Results:
     """The CSV rows, the device facts and everything derived from them that the tables share."""
 
-    def __init__(self, csv_path, env_path, ladder_shape, shape_named=True):
+    def __init__(self, csv_path, env_path, ladder_shape, shape_named=True, homework=None, rubric_path=None):
         self.csv_path, self.env_path = csv_path, env_path
-        self.all_rows = bs.load_rows(csv_path)
-        self.rows = self.all_rows
+        self.homework, self.rubric_path = homework, rubric_path  # a list of chapter folders, or None: all
+        self.all_rows = bs.load_rows(csv_path)  # the file: provenance, device facts, cuBLAS's reference
+        self.rows = [r for r in self.all_rows if homework is None or r["chapter"] in homework]
         self.env = None
         if env_path and os.path.exists(env_path):
             with open(env_path, encoding="utf-8") as f:
@@ -417,7 +439,7 @@ class Results:
         self.keys = sorted(self.best, key=bs.key_order)
         self.ladder_keys = [k for k in self.keys if in_ladder(k[0])]
         self.sweep_keys = [k for k in self.keys if in_ladder(k[0]) or bs.is_cpu_chapter(k[0])]
-        self.sgemm_ref = bs.cublas_sgemm_reference(self.rows)
+        self.sgemm_ref = bs.cublas_sgemm_reference(self.all_rows)
         self.shapes = [s for s in bs.all_shapes(self.rows) if any(s in per for per in self.best.values())]
         # The shape of the ladder, the roofline and every table at one shape. A shape named with
         # REPORT_SHAPE is used as it is (main refuses it when nothing passed there); the default,
@@ -434,7 +456,7 @@ class Results:
         """The peak behind the CSV's pct_peak column (gflops / pct_peak), for when there is no
         device facts file. From the row with the largest percentage, whose two decimals carry the
         most significant digits, and rounded to the four digits that they can give."""
-        rows = [r for r in self.rows if r["dtype"] == dtype and not bs.is_cpu_chapter(r["chapter"])
+        rows = [r for r in self.all_rows if r["dtype"] == dtype and not bs.is_cpu_chapter(r["chapter"])
                 and bs.number(r["gflops"]) and bs.number(r["pct_peak"])]
         if not rows:
             return None
@@ -459,6 +481,10 @@ class Results:
         c["bw_theory"] = bw_peak
         return c
 
+    def outside(self, chapter):
+        """True when a homework is set and `chapter` is not in it."""
+        return self.homework is not None and chapter not in self.homework
+
     def pct_cublas(self, row):
         return bs.pct_of_cublas(row, self.sgemm_ref)
 
@@ -476,7 +502,7 @@ class Results:
 def device_table(res, t):
     g, env = res.gpu, res.env
     if not g:
-        first = next((r for r in res.rows if not bs.is_cpu_chapter(r["chapter"])), None)
+        first = next((r for r in res.all_rows if not bs.is_cpu_chapter(r["chapter"])), None)
         facts = [(t["gpu"], first["gpu"] if first else "-"), (t["cc"], first["cc"] if first else "-"),
                  (t["cuda"], f'{first["driver"]} / {first["runtime"]}' if first else "-")]
         for dtype, label in (("fp32", "peak_fp32"), ("tf32", "peak_tf32"), ("fp16", "peak_fp16")):
@@ -520,6 +546,13 @@ def device_table(res, t):
     return md_table([t["fact"], t["value"]], facts)
 
 
+def elsewhere(res, t, items):
+    """' (chapter 07's cuBLAS calls are in section 4.3, ...)' for the (chapter, text key) pairs whose
+    chapter is in this report; '' when none is."""
+    parts = [t[key] for chapter, key in items if not res.outside(chapter)]
+    return t["where"].format(items=t["where_and"].join(parts)) if parts else ""
+
+
 def ladder_table(res, t):
     shape = res.ladder_shape
     body = []
@@ -531,7 +564,8 @@ def ladder_table(res, t):
         body.append([key[0], key[1], f'`{r["variant"]}`', fmt_gflops(bs.number(r["gflops"])),
                      fmt_pct(res.pct_cublas(r)), fmt_pct(bs.number(r["pct_peak"])), fmt_err(bs.number(r["rel_err"]))])
     header = [t["chapter"], t["type"], t["best"], t["gflops"], t["pct_cublas"], t["pct_peak"], t["rel_err"]]
-    caption = t["ladder_caption"].format(shape=shape_text(shape))
+    caption = t["ladder_caption"].format(shape=shape_text(shape), where=elsewhere(res, t, (
+        (bs.PREFERRED_CUBLAS_CHAPTER, "where_07"), (E2E_CHAPTER, "where_08"))))
     if res.fell_back:
         caption = t["shape_fallback"].format(wanted=shape_text(res.wanted_shape), used=shape_text(shape)) \
             + "\n\n" + caption
@@ -553,7 +587,8 @@ def sweep_table(res, t):
                 cells.append(fmt_gflops(bs.number(r["gflops"])) + (f" ({p:.1f}%)" if p is not None else ""))
         body.append([key[0], key[1]] + cells)
     right = set(range(2, len(header)))
-    return t["sweep_caption"] + "\n\n" + (md_table(header, body, right=right) if body else t["no_rows"])
+    cpu = t["sweep_cpu"] if any(bs.is_cpu_chapter(k[0]) for k in res.sweep_keys) else ""
+    return t["sweep_caption"].format(cpu=cpu) + "\n\n" + (md_table(header, body, right=right) if body else t["no_rows"])
 
 
 def variants_table(res, t):
@@ -567,7 +602,13 @@ def variants_table(res, t):
     return caption + "\n\n" + (md_table(header, body, right={3, 4, 5, 6}) if body else t["no_rows"])
 
 
+def not_homework(res, t, chapter):
+    return t["not_homework"].format(chapter=chapter, rubric=res.rubric_path)
+
+
 def cublas_table(res, t):
+    if res.outside(bs.PREFERRED_CUBLAS_CHAPTER):
+        return not_homework(res, t, bs.PREFERRED_CUBLAS_CHAPTER)
     rows = [r for r in res.rows if r["chapter"] == bs.PREFERRED_CUBLAS_CHAPTER and r["variant"] in bs.GPU_BASELINES]
     if not rows:
         return t["no_cublas"]
@@ -590,6 +631,8 @@ def cublas_table(res, t):
 
 def end_to_end_table(res, t):
     """Chapter 08's rows (its crossover part): every path per shape, and which processor was faster."""
+    if res.outside(E2E_CHAPTER):
+        return not_homework(res, t, E2E_CHAPTER)
     rows = [r for r in res.rows if r["chapter"] == E2E_CHAPTER and bs.number(r["ms_median"]) is not None]
     if not rows:
         return t["no_e2e"]
@@ -622,6 +665,8 @@ HOPPER_BASELINES = {dtype: name for name, dtype in bs.GPU_BASELINES.items()}  # 
 def hopper_table(res, t):
     """Section 4.9: chapter 09's steps at the ladder's shape, FP16 and BF16 side by side (TFLOP/s and
     % of cuBLAS of the same precision), then step 6 (TF32) against cuBLAS in TF32."""
+    if res.outside(HOPPER_CHAPTER):
+        return not_homework(res, t, HOPPER_CHAPTER)
     rows = [r for r in res.rows if r["chapter"] == HOPPER_CHAPTER]
     if not rows:
         return t["no_hopper"]
@@ -689,6 +734,7 @@ def correctness_table(res, t):
 SIGNIFICAND_BITS = {"fp32": 24, "tf32": 11, "fp16": 11, "bf16": 8}
 TENSOR_DTYPES = ("tf32", "fp16", "bf16")
 FP32_YARDSTICK_CHAPTER = "05_float4_vectorized"
+TENSOR_CORE_CHAPTER = "06_tensor_core_wmma"
 
 
 def tensor_core_rows(res, shape):
@@ -703,6 +749,8 @@ def tensor_core_table(res, t):
     """Section 4.7: the tensor-core rows of every chapter but 07 (section 4.3) and 09 (section 4.9)."""
     shape = res.ladder_shape
     rows = [r for r in tensor_core_rows(res, shape) if r["chapter"] != HOPPER_CHAPTER]
+    if not rows and res.outside(TENSOR_CORE_CHAPTER):
+        return not_homework(res, t, TENSOR_CORE_CHAPTER)
     if not rows:
         return t["no_tc"].format(shape=shape_text(shape))
     body = []
@@ -713,7 +761,8 @@ def tensor_core_table(res, t):
                      fmt_pct(bs.number(r["pct_peak"])), fmt_err(bs.number(r["rel_err"])), r["status"]])
     header = [t["chapter"], t["variant"], t["type"], t["tflops"], t["pct_cublas"], t["pct_peak"], t["rel_err"],
               t["check"]]
-    return t["tc_caption"].format(shape=shape_text(shape)) + "\n\n" + md_table(header, body, right={3, 4, 5, 6})
+    where = elsewhere(res, t, ((bs.PREFERRED_CUBLAS_CHAPTER, "where_07"), (HOPPER_CHAPTER, "where_09")))
+    return t["tc_caption"].format(shape=shape_text(shape), where=where) + "\n\n" + md_table(header, body, right={3, 4, 5, 6})
 
 
 def precision_table(res, t):
@@ -734,6 +783,8 @@ def precision_table(res, t):
         variant_errs[dtype] = [(bs.number(r["rel_err"]), r) for r in rows
                                if not bs.is_baseline(r) and bs.number(r["rel_err"]) is not None]
     if not any(per_dtype[d][1] for d in TENSOR_DTYPES):
+        if res.outside(TENSOR_CORE_CHAPTER) and res.outside(HOPPER_CHAPTER):
+            return not_homework(res, t, TENSOR_CORE_CHAPTER)
         return t["no_tc"].format(shape=shape_text(shape))
     fp32_errs = per_dtype["fp32"][1]
     fp32_median = statistics.median(fp32_errs) if fp32_errs else None
@@ -867,12 +918,22 @@ def whose_numbers(res, student, t):
 
 
 def provenance(res, t, student, now):
-    rows = res.rows
+    rows = res.all_rows
     lines = []
     csv_students = sorted({r["student"] for r in rows if r.get("student")})
     who = student or ", ".join(csv_students) or t["student_unset"]
     lines.append(f"- **{t['student']}:** {who}")
     lines.append(f"- **{t['whose']}:** {whose_numbers(res, student, t)[1]}")
+    if res.homework is not None:
+        measured = {r["chapter"] for r in rows}
+        text = t["homework_of"].format(rubric=res.rubric_path, chapters=", ".join(res.homework))
+        left_out = sorted(measured - set(res.homework))
+        missing = [c for c in res.homework if c not in measured]
+        if left_out:
+            text += t["left_out"].format(chapters=", ".join(left_out))
+        if missing:
+            text += t["no_rows_for"].format(chapters=", ".join(missing))
+        lines.append(f"- **{t['chapters']}:** {text}")
     lines.append(f"- **{t['generated']}:** {now} ({t['by']} `{git_here()}`)")
     stamps = sorted(r["timestamp"] for r in rows if r.get("timestamp"))
     commits = defaultdict(int)
@@ -958,7 +1019,7 @@ def make_plots(res, plot_dir):
     os.makedirs(plot_dir, exist_ok=True)
     colors = defaultdict(str, {c: chapter_color(c) for c in {r["chapter"] for r in res.all_rows}})
     styles, markers = DTYPE_DASHES, DTYPE_MARKERS
-    gpu_name = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.rows if r["cc"]), "")
+    gpu_name = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.all_rows if r["cc"]), "")
 
     # 1. GFLOP/s against size.
     fig, ax = plt.subplots(figsize=(9, 5.5))
@@ -1101,6 +1162,48 @@ def fill(text, values, expected):
     return text, notes
 
 
+# Sections of a template that belong to some chapters: kept when one of them is in the homework (or
+# when there is none). Innermost first, so a section may hold smaller ones (section 3 holds 3.1-3.4).
+ONLY = re.compile(r"<!-- wb:only ([0-9A-Za-z_ ]+) -->\n((?:(?!<!-- wb:only ).)*?)<!-- wb:only-end -->\n", re.S)
+
+
+def homework_sections(template, homework):
+    """The template with the sections of chapters outside the homework left out and every
+    wb:only marker taken away."""
+    def keep(m):
+        return m.group(2) if homework is None or set(m.group(1).split()) & set(homework) else ""
+
+    while True:
+        pruned = ONLY.sub(keep, template)
+        if pruned == template:
+            return pruned
+        template = pruned
+
+
+def read_homework(path, named):
+    """(the rubric's "homework" list or None, problem or None). A missing rubric is no homework,
+    unless REPORT_RUBRIC named it."""
+    if not os.path.exists(path):
+        return None, (f"{path} does not exist" if named else None)
+    try:
+        with open(path, encoding="utf-8") as f:
+            rubric = json.load(f)
+    except (OSError, ValueError) as e:
+        return None, f"{path} is not JSON that can be read ({e})"
+    if not isinstance(rubric, dict) or "homework" not in rubric:
+        return None, None
+    homework = rubric["homework"]
+    if not (isinstance(homework, list) and homework and all(isinstance(c, str) for c in homework)):
+        return None, f'{path}: "homework" must be a list of chapter folders, e.g. ["02_naive_kernel", "03_shared_tiling"]'
+    chapters = sorted(d for d in os.listdir(ROOT) if re.fullmatch(r"[0-9][0-9]_\w+", d)
+                      and os.path.isdir(os.path.join(ROOT, d)))
+    unknown = [c for c in homework if c not in chapters]
+    if unknown:
+        return None, (f"{path}: the homework names {', '.join(repr(c) for c in unknown)}, which is no chapter "
+                      f"folder here (chapters: {', '.join(chapters)})")
+    return sorted(set(homework)), None
+
+
 def output_problem(out_dir, names):
     """Why the report cannot be written into out_dir (one sentence), or None. Checked before any
     work by trying, not by asking for permissions (root passes every permission check, yet cannot
@@ -1172,6 +1275,11 @@ def main():
     out_dir = path_setting("REPORT_OUT", "report")
     template_dir = path_setting("REPORT_TEMPLATE", os.path.join(ROOT, "report_template"))
     student = os.environ.get("STUDENT_ID", "").strip()
+    rubric_path = path_setting("REPORT_RUBRIC", os.path.join(ROOT, "report_template", "rubric.json"))
+    homework, problem = read_homework(rubric_path, bool(os.environ.get("REPORT_RUBRIC")))
+    if problem:
+        print(f"report: REPORT_RUBRIC: {problem}", file=sys.stderr)
+        return 2
     shape_named = bool(os.environ.get("REPORT_SHAPE"))
     try:
         ladder_shape = parse_shape(os.environ.get("REPORT_SHAPE") or DEFAULT_SHAPE)
@@ -1189,9 +1297,13 @@ def main():
         print(f"report: {csv_path} does not exist. Run `make bench` on the GPU machine first, or point "
               f"REPORT_CSV at a results file (e.g. REPORT_CSV=results/h200/bench.csv make report).", file=sys.stderr)
         return 2
-    res = Results(csv_path, env_path, ladder_shape, shape_named)
-    if not res.rows:
+    res = Results(csv_path, env_path, ladder_shape, shape_named, homework, rubric_path)
+    if not res.all_rows:
         print(f"report: {csv_path} holds no rows: nothing to report", file=sys.stderr)
+        return 2
+    if not res.rows:
+        print(f"report: {csv_path} holds no rows of the homework's chapters ({', '.join(homework)}, from "
+              f"{rubric_path}): nothing to report", file=sys.stderr)
         return 2
     if shape_named and ladder_shape not in res.shapes:
         print(f"report: REPORT_SHAPE={os.environ['REPORT_SHAPE']}: no variant in {csv_path} passed its check at "
@@ -1231,7 +1343,7 @@ def write_everything(res, out_dir, template_dir, student):
     for name, lang in TEMPLATES:
         t = TEXT[lang]
         with open(os.path.join(template_dir, name), encoding="utf-8") as f:
-            template = f.read()
+            template = homework_sections(f.read(), res.homework)
         dst = os.path.join(out_dir, name)
         refill = os.path.exists(dst)
         if refill:  # the student's report: only what lies between markers changes
@@ -1239,8 +1351,8 @@ def write_everything(res, out_dir, template_dir, student):
                 text = f.read()
         else:
             text = template
-        who = student or ", ".join(sorted({r["student"] for r in res.rows if r.get("student")})) or "-"
-        gpu = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.rows if r["cc"]), "-")
+        who = student or ", ".join(sorted({r["student"] for r in res.all_rows if r.get("student")})) or "-"
+        gpu = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.all_rows if r["cc"]), "-")
         warning = whose_numbers(res, student, t)[0]
         byline = t["byline"].format(student=who, gpu=gpu, date=now)
         values = {
@@ -1276,7 +1388,8 @@ def write_everything(res, out_dir, template_dir, student):
     warning = whose_numbers(res, student, TEXT["en"])[0]
     if warning:
         print(f"report: note: {warning} (said in bold at the top of the report)", file=sys.stderr)
-    print(f"report: {' and '.join(written)} filled from {len(res.rows)} rows of {csv_path}"
+    of_homework = "" if res.homework is None else f" ({len(res.rows)} of them of the homework's chapters)"
+    print(f"report: {' and '.join(written)} filled from {len(res.all_rows)} rows of {csv_path}{of_homework}"
           f"{'' if res.env else ' (no device facts: ' + env_path + ' is missing)'}")
     if plot_files is None:
         print(f"report: no plots: {INSTALL_LINE}")

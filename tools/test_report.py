@@ -3,7 +3,8 @@
 
 The fixture (report_fixture.csv, report_fixture_env.json) holds invented numbers in the spec's
 schema: every chapter's kind of rows (FP32, TF32, FP16 and BF16; chapter 09's ladder), two failed
-checks (one of them BF16), two commits, a CPU chapter. The tests run the real entry points
+checks (one of them BF16), two commits, a CPU chapter; report_fixture_rubric.json is a rubric with a
+homework of four chapters. The tests run the real entry points
 (tools/report.sh, tools/bench_summary.py, tools/bench.sh) in temporary folders and check the tables
 against numbers computed here, independently, from the same CSV.
 
@@ -386,6 +387,139 @@ def between_markers_removed(text):
     """The report with the content of every marker pair taken out: what a re-fill must keep."""
     import re
     return re.sub(r"(<!-- wb:begin (\w+) -->).*?(<!-- wb:end \2 -->)", r"\1\3", text, flags=re.S)
+
+
+FIXTURE_RUBRIC = os.path.join(TOOLS, "report_fixture_rubric.json")
+
+
+class Homework(unittest.TestCase):
+    """A rubric with "homework" (a kit for a subset of chapters): the report's chapter sections,
+    tables and plots cover those chapters only, in both languages."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wb-homework-")
+        cls.out = os.path.join(cls.tmp, "report")
+        cls.result = run(["bash", "tools/report.sh"], {
+            "REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": cls.out, "REPORT_RUBRIC": FIXTURE_RUBRIC,
+            "PYTHONPATH": hide_matplotlib(os.path.join(cls.tmp, "nompl"))})
+        cls.en = cls.zh = ""
+        if cls.result.returncode == 0:
+            with open(os.path.join(cls.out, "report.md"), encoding="utf-8") as f:
+                cls.en = f.read()
+            with open(os.path.join(cls.out, "report.zh-CN.md"), encoding="utf-8") as f:
+                cls.zh = f.read()
+        import json
+        with open(FIXTURE_RUBRIC, encoding="utf-8") as f:
+            cls.homework = set(json.load(f)["homework"])
+        cls.chapters = {r["chapter"] for r in fixture_rows()}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.assertEqual(self.result.returncode, 0, self.result.stderr + self.result.stdout)
+
+    def shown(self, text, name):
+        return {c for c in self.chapters if f"| {c} |" in block(text, name)}
+
+    def test_the_tables_cover_the_homeworks_chapters(self):
+        self.assertEqual(self.homework & self.chapters, {"02_naive_kernel", "03_shared_tiling", "06_tensor_core_wmma"})
+        for text in (self.en, self.zh):
+            for name in ("LADDER_TABLE", "SWEEP_TABLE", "VARIANT_TABLE", "ROOFLINE_TABLE", "CORRECTNESS_TABLE"):
+                self.assertEqual(self.shown(text, name), self.homework & self.chapters, name)
+            self.assertEqual(self.shown(text, "TENSOR_CORE_TABLE"), {"06_tensor_core_wmma"})
+            self.assertNotIn("09_hopper_wgmma", block(text, "PRECISION_TABLE"))
+            self.assertNotIn("05_float4_vectorized", block(text, "PRECISION_TABLE"))
+        # The check of the baselines counts the homework's chapters' cuBLAS rows only.
+        baselines = [r for r in fixture_rows() if r["chapter"] in self.homework and r["variant"] in BASELINES]
+        self.assertIn(f"{len(baselines)} checked, {len(baselines)} PASS", self.en)
+
+    def test_the_sections_of_other_chapters_are_left_out(self):
+        for text, kept, gone in (
+                (self.en, ["## 1. The machine", "### 3.1 Shared-memory tiling", "### 3.2 Bank conflicts",
+                           "### 4.1 The ladder", "### 4.7 Tensor cores", "#### What the precision costs",
+                           "## 5. Correctness", "## 7. Summary and outlook"],
+                 ["### 3.3 Registers", "### 3.4 Vector loads", "### 4.3 cuBLAS itself", "### 4.8 The whole program",
+                  "### 4.9 Hopper", "{{CUBLAS_TABLE}}", "END_TO_END_TABLE", "HOPPER_TABLE"]),
+                (self.zh, ["## 1. 机器", "### 3.1 共享内存分块", "### 4.7 张量核心", "#### 精度的代价", "## 7. 总结与展望"],
+                 ["### 3.3 寄存器", "### 3.4 向量化加载", "### 4.3 cuBLAS 本身", "### 4.8 整个程序", "### 4.9 Hopper"])):
+            for heading in kept:
+                self.assertIn(heading, text)
+            for heading in gone:
+                self.assertNotIn(heading, text)
+            self.assertNotIn("wb:only", text)  # the section markers never reach the student's copy
+        self.assertEqual(self.result.stderr, "")  # no "no place for END_TO_END_TABLE" lines
+
+    def test_the_provenance_names_the_homework(self):
+        self.assertIn(f"- **Chapters:** the homework of `{FIXTURE_RUBRIC}`: 00_env_check, 02_naive_kernel, "
+                      f"03_shared_tiling, 06_tensor_core_wmma; left out of this report: 01_cpu_matmul, "
+                      f"05_float4_vectorized, 07_cublas_baseline, 08_end_to_end, 09_hopper_wgmma", self.en)
+        self.assertIn(f"- **章节:** `{FIXTURE_RUBRIC}` 规定的作业：00_env_check", self.zh)
+        self.assertIn("; no rows in these results: 00_env_check", self.en)
+
+    def test_the_plots_cover_the_homeworks_chapters(self):
+        plots = recorded_plots(self.tmp, REPORT_RUBRIC=FIXTURE_RUBRIC)
+        labels = calls_named(plots["ladder_4096.png"], "set_yticklabels")[0]["args"][0]
+        self.assertEqual({label.split()[0] for label in labels}, self.homework & self.chapters)
+        lines = {c["kwargs"]["label"].split()[0] for c in calls_named(plots["gflops_vs_size.png"], "plot")}
+        self.assertEqual(lines - {"cuBLAS"}, self.homework & self.chapters)
+        points = {c["kwargs"]["label"].split()[0] for c in calls_named(plots["roofline.png"], "scatter")
+                  if "label" in c["kwargs"]}
+        self.assertEqual(points, self.homework & self.chapters)
+
+    def test_without_homework_every_chapter_as_before(self):
+        rubric = os.path.join(self.tmp, "no_homework.json")
+        with open(rubric, "w", encoding="utf-8") as f:
+            f.write('{"chapters": {}}\n')
+        out = os.path.join(self.tmp, "all")
+        r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out, "REPORT_RUBRIC": rubric,
+                                              "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            text = f.read()
+        for heading in ("### 3.3 Registers", "### 4.3 cuBLAS itself", "### 4.8 The whole program", "### 4.9 Hopper"):
+            self.assertIn(heading, text)
+        self.assertNotIn("wb:only", text)
+        self.assertNotIn("- **Chapters:**", text)
+
+    def test_a_bad_rubric_is_one_line_and_exit_2(self):
+        bad = os.path.join(self.tmp, "bad.json")
+        cases = {"missing": (os.path.join(self.tmp, "none.json"), "does not exist"),
+                 "not json": ('{"homework": [', "is not JSON"),
+                 "not a list": ('{"homework": "02_naive_kernel"}', "a list of chapter folders"),
+                 "no such chapter": ('{"homework": ["02_naive_kernel", "06_tensor_cores"]}', "'06_tensor_cores'")}
+        for what, (content, words) in cases.items():
+            with self.subTest(what=what):
+                path = content
+                if what != "missing":
+                    with open(bad, "w", encoding="utf-8") as f:
+                        f.write(content)
+                    path = bad
+                out = os.path.join(self.tmp, "bad_report")
+                r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out, "REPORT_RUBRIC": path})
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                self.assertIn("REPORT_RUBRIC", r.stderr)
+                self.assertIn(words, r.stderr)
+                self.assertFalse(os.path.exists(out))
+
+    def test_a_report_filled_before_says_which_tables_are_not_homework(self):
+        # A student's report/ filled before the homework was set keeps its sections (their text is
+        # theirs); the tables of chapters outside the homework say so instead of measuring them.
+        out = os.path.join(self.tmp, "earlier")
+        env = {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out, "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))}
+        self.assertEqual(run(["bash", "tools/report.sh"], env).returncode, 0)
+        r = run(["bash", "tools/report.sh"], dict(env, REPORT_RUBRIC=FIXTURE_RUBRIC))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("### 4.8 The whole program", text)
+        self.assertIn(f"Chapter 08_end_to_end is not part of this homework (`{FIXTURE_RUBRIC}`).",
+                      block(text, "END_TO_END_TABLE"))
+        self.assertIn("Chapter 09_hopper_wgmma is not part of this homework", block(text, "HOPPER_TABLE"))
+        self.assertIn("Chapter 07_cublas_baseline is not part of this homework", block(text, "CUBLAS_TABLE"))
 
 
 class WhoseNumbers(unittest.TestCase):
