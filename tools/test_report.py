@@ -820,13 +820,13 @@ class ReportEdgeCases(unittest.TestCase):
         self.assertEqual(r.returncode, 2, r.stderr)
 
     def test_the_ladder_plot_is_named_after_its_shape(self):
-        if not matplotlib_available():
-            self.skipTest("matplotlib is not installed for python3")
         out = os.path.join(self.tmp, "report")
         for shape, name in (("4096", "ladder_4096.png"), ("1024", "ladder_1024.png"),
                             ("1000x1013x4097", "ladder_1000x1013x4097.png")):
             r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV,
-                                                  "REPORT_OUT": out, "REPORT_SHAPE": shape})
+                                                  "REPORT_OUT": out, "REPORT_SHAPE": shape,
+                                                  "PYTHONPATH": recording_matplotlib(os.path.join(self.tmp, "fakempl")),
+                                                  "WB_PLOT_LOG": os.path.join(self.tmp, "plots.jsonl")})
             self.assertEqual(r.returncode, 0, r.stderr)
             ladders = sorted(n for n in os.listdir(os.path.join(out, "plots")) if n.startswith("ladder"))
             self.assertEqual(ladders, [name])  # the plot of the shape before is gone
