@@ -100,11 +100,9 @@ struct Panel {
 
 // `panels` panels over M rows, as even as possible: the first M % p panels get one row more.
 // Any M works (p need not divide M); p is clamped to 1..M so that no panel is empty.
-// ([[maybe_unused]]: in the starter kit the body that uses `panels` is the student's to write.)
-inline std::vector<Panel> split_rows(int M, [[maybe_unused]] int panels) {
+inline std::vector<Panel> split_rows(int M, int panels) {
     std::vector<Panel> out;
     if (M < 1) return out;
-    // BEGIN SOLUTION: push min(panels, M) panels covering rows 0..M-1, sizes differing by at most one
     const int p = std::max(1, std::min(panels, M));
     const int base = M / p, extra = M % p;
     int row = 0;
@@ -113,7 +111,6 @@ inline std::vector<Panel> split_rows(int M, [[maybe_unused]] int panels) {
         out.push_back({row, rows});
         row += rows;
     }
-    // END SOLUTION
     return out;
 }
 

@@ -47,18 +47,22 @@ e2e::TimelineRow tl(int stream, const char* op, double s, double e) {
 // ---- on any machine ----------------------------------------------------------------------------
 
 TEST_CASE("08: the row panels cover any M, panels dividing it or not", "[08]") {
+    // 3300 splits: REQUIRE stops at the first wrong one (with its M and panel count) instead of
+    // reporting the same mistake thousands of times.
     for (int M = 1; M <= 300; ++M)
         for (int p : {1, 2, 3, 4, 7, 16, 17, 299, 300, 301, 1000}) {
             const std::vector<e2e::Panel> panels = e2e::split_rows(M, p);
-            INFO("M " << M << ", " << p << " panels");
-            CHECK(split_problem(panels, M).empty());
-            CHECK(int(panels.size()) == std::min(p, M));
+            const std::string problem = split_problem(panels, M);
+            INFO("M " << M << ", " << p << " panels: " << problem);
+            REQUIRE(problem.empty());
+            REQUIRE(int(panels.size()) == std::min(p, M));
         }
     CHECK(e2e::split_rows(0, 4).empty());
     CHECK(e2e::split_rows(10, 0).size() == 1);  // no panel count below one
     // The checker itself catches a split that loses the last row.
     std::vector<e2e::Panel> lossy = e2e::split_rows(10, 3);
-    if (!lossy.empty()) lossy.back().rows -= 1;  // (empty only in an unfilled starter kit)
+    REQUIRE(lossy.size() == 3);
+    lossy.back().rows -= 1;
     CHECK_FALSE(split_problem(lossy, 10).empty());
 }
 
@@ -216,7 +220,8 @@ TEST_CASE("08: a pipeline that drops a panel is caught by the reference check", 
     pipe.issue(host, dev, panels, 2, nullptr);
     pipe.sync();
     CHECK(e2e::verify_product(s, host.A.get(), host.B.get(), host.C.get(), 5).pass);
-    if (!panels.empty()) panels.pop_back();  // the planted bug (no panels only in an unfilled starter kit)
+    REQUIRE(panels.size() == 5);
+    panels.pop_back();  // the planted bug: the last rows of C are never computed
     e2e::poison_host(host.C.get(), host.C.size());
     e2e::poison_device(dev.C.get(), dev.C.size(), pipe.lane(0).stream());
     pipe.issue(host, dev, panels, 2, nullptr);
