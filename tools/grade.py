@@ -618,8 +618,10 @@ def score(g, rubric_path):
                 notes.append(f"program exited {prog}")
 
         # ---- per variant
-        expected = ch.variants or list(dict.fromkeys((r["variant"], r["dtype"]) for r in
-                                                     sweep_rows + bench_rows if r["chapter"] == chapter))
+        ran = list(dict.fromkeys((r["variant"], r["dtype"]) for r in sweep_rows + bench_rows if r["chapter"] == chapter))
+        # The program's variant table, unless the graded runs write rows of other names (chapter
+        # 08's crossover part: its e2e_* paths); then what ran is what there is.
+        expected = ch.variants if ch.variants and (set(ch.variants) & set(ran) or not ran) else ran
         expected = [v for v in expected if v[0] not in BASELINES]
         results = []
         for key in expected:
