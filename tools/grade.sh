@@ -6,7 +6,8 @@
 #      with the student's region text poured in (GRADE_DIR/tree); every other change the submission
 #      made is listed and not used
 #   3. the reference: this workbook's own solution, benchmarked once per GPU model and commit
-#      (GRADE_REFERENCE/...), when the rubric's tiers are relative to it
+#      (GRADE_REFERENCE/...) as the submissions are (kernels traced), when the rubric's tiers are
+#      relative to it
 #   4. builds each homework chapter of the tree on its own (make -k): a broken one costs only itself
 #   5. per chapter: the kit's tests with REQUIRE_GPU=1; the variant table (--help); a correctness
 #      sweep on 4 random shapes from a fresh seed (GRADE_SEED= repeats it) and the two smallest again
@@ -129,7 +130,7 @@ if [ "$(python3 tools/grade.py needs-reference --rubric "$rubric")" = yes ]; the
       case "$c" in 00_*|01_*) continue ;; esac
       extra=""; case "$c" in 07_*) extra="--no-costs" ;; 08_*) extra="--part crossover" ;; esac
       make --no-print-directory -j"$jobs" -C "$c" "$c" >>"$G/reference.log" 2>&1 &&
-        run_to ./"$c"/"$c" --size "$bench_shape" $extra --csv "$ref.tmp" >>"$G/reference.log" 2>&1
+        WB_KERNEL_TRACE="$G/reference_trace.tsv" run_to ./"$c"/"$c" --size "$bench_shape" $extra --csv "$ref.tmp" >>"$G/reference.log" 2>&1
     done
     [ -s "$ref.tmp" ] && mv "$ref.tmp" "$ref"
   else
