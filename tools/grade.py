@@ -537,6 +537,51 @@ def idea_verdict(idea, kernels, sass):
     return f"not the chapter's idea ({idea.get('what', '')}): " + "; ".join(missing)
 
 
+def judge_variant(key, chapter, ch, recs, info, sweep_rows, bench_rows, bench_shape, declared, rubric):
+    """What the graded run says of one variant: right everywhere, the chapter's own kernels and idea,
+    clean under the sanitizer, its % of cuBLAS at the benchmark shape, and why not where it is not."""
+    v, dtype = key
+    rows_s = [r for r in sweep_rows if r["chapter"] == chapter and (r["variant"], r["dtype"]) == key]
+    rows_b = [r for r in bench_rows if r["chapter"] == chapter and (r["variant"], r["dtype"]) == key]
+    rows = rows_s + rows_b
+    if rows and all(is_skipped(r) for r in rows):
+        return dict(key=key, here=False, why="not run on this GPU (" + rows[0]["status"].split("(", 1)[-1].rstrip(")") + ")")
+    reasons = []
+    nsweep = int(info.get("sweep_rows", "0") or 0)
+    correct = bool(rows_s) and bool(rows_b) and all(r["status"] == "PASS" for r in rows) and len(rows_s) >= nsweep
+    if not rows:
+        reasons.append("no result rows (the program stopped before it)")
+    elif not correct:
+        bad = sorted({shape_text(row_shape(r)) for r in rows if r["status"] != "PASS"})
+        reasons.append(f"wrong result at {', '.join(bad[:3])}" if bad else "not run on every shape")
+    kernels = ch.traces.get(key, [])
+    kv = kernel_verdict(chapter, kernels, declared, rubric.get("kernels", {}).get(chapter, "own"))
+    iv = idea_verdict(rubric.get("ideas", {}).get(chapter), kernels, ch.sass) if not kv else ""
+    reasons += [x for x in (kv, iv) if x]
+    san = {}
+    for tool in ("memcheck", "racecheck"):
+        rec = recs["sanitize"].get((chapter, tool, v)) or recs["sanitize"].get((chapter, tool, "*"))
+        san[tool] = "not run" if rec is None else ("ok" if rec[0] == "ok" else "FAIL")
+    race = san["racecheck"] == "FAIL" and rubric.get("race_fails_correctness", True)
+    if race:
+        reasons.append("racecheck reported a shared-memory race")
+    if san["memcheck"] == "FAIL":
+        reasons.append("memcheck reported a memory error")
+    b = next((r for r in rows_b if row_shape(r) == bench_shape), None)
+    errs = [e for e in (number(r["rel_err"]) for r in rows) if e is not None]
+    # Sanitizer credit needs a variant that computes something: an empty region is clean too.
+    computes = any(r["status"] == "PASS" for r in rows)
+    return dict(key=key, here=True, correct=correct and not race, own=not kv and not iv,
+                san_ok=computes and all(x == "ok" for x in san.values()), san=san,
+                pct=number(b["pct_cublas"]) if b and b["status"] == "PASS" else None,
+                worst=max(errs) if errs else None, why="; ".join(reasons),
+                kernels=", ".join(dict.fromkeys(short_name(k["kernel"]) for k in kernels)) or "-")
+
+
+def row_shape(r):
+    return int(r["M"]), int(r["N"]), int(r["K"])
+
+
 def score(g, rubric_path):
     rubric = load_rubric(rubric_path)
     if not os.path.isdir(g):
@@ -560,9 +605,6 @@ def score(g, rubric_path):
     changes = read_tsv(os.path.join(g, "changes.tsv"))
     regions = read_tsv(os.path.join(g, "regions.tsv"))
     per_variant = rubric.get("scoring", "per_variant") == "per_variant"
-    race_fails = rubric.get("race_fails_correctness", True)
-    ideas = rubric.get("ideas", {})
-    policies = rubric.get("kernels", {})
 
     all_rows = bench_rows + sweep_rows
     def most_common(key):
@@ -623,56 +665,8 @@ def score(g, rubric_path):
         # 08's crossover part: its e2e_* paths); then what ran is what there is.
         expected = ch.variants if ch.variants and (set(ch.variants) & set(ran) or not ran) else ran
         expected = [v for v in expected if v[0] not in BASELINES]
-        results = []
-        for key in expected:
-            v, dtype = key
-            rows_s = [r for r in sweep_rows if r["chapter"] == chapter and (r["variant"], r["dtype"]) == key]
-            rows_b = [r for r in bench_rows if r["chapter"] == chapter and (r["variant"], r["dtype"]) == key]
-            rows = rows_s + rows_b
-            if rows and all(is_skipped(r) for r in rows):
-                results.append(dict(key=key, here=False, why="not run on this GPU (" +
-                                    rows[0]["status"].split("(", 1)[-1].rstrip(")") + ")"))
-                continue
-            reasons = []
-            nsweep = int(info.get("sweep_rows", "0") or 0)
-            correct = bool(rows_s) and all(r["status"] == "PASS" for r in rows if not is_skipped(r)) and \
-                (nsweep == 0 or len(rows_s) >= nsweep) and bool(rows_b)
-            if not rows:
-                reasons.append("no result rows (the program stopped before it)")
-            elif not correct:
-                bad = sorted({shape_text(wb_shapes.parse_shape(f"{r['M']}x{r['N']}x{r['K']}")) for r in rows
-                              if r["status"] != "PASS"})
-                reasons.append("wrong result" + (f" at {', '.join(bad[:3])}" if bad else "") if bad else
-                               "not run on every shape")
-            kernels = ch.traces.get(key, [])
-            kv = kernel_verdict(chapter, kernels, declared, policies.get(chapter, "own"))
-            iv = idea_verdict(ideas.get(chapter), kernels, ch.sass) if not kv else ""
-            if kv:
-                reasons.append(kv)
-            if iv:
-                reasons.append(iv)
-            san = {}
-            for tool in ("memcheck", "racecheck"):
-                whole = recs["sanitize"].get((chapter, tool, "*"))
-                mine = recs["sanitize"].get((chapter, tool, v))
-                rec = mine or whole
-                san[tool] = "not run" if rec is None else ("ok" if rec[0] == "ok" else "FAIL")
-            race = san["racecheck"] == "FAIL"
-            memory = san["memcheck"] == "FAIL"
-            if race and race_fails:
-                reasons.append("racecheck reported a shared-memory race")
-            if memory:
-                reasons.append("memcheck reported a memory error")
-            b = next((r for r in rows_b if wb_shapes.parse_shape(f"{r['M']}x{r['N']}x{r['K']}") == bench_shape), None)
-            errs = [number(r["rel_err"]) for r in rows]
-            errs = [e for e in errs if e is not None]
-            # Sanitizer credit needs a variant that computes something: an empty region is clean too.
-            computes = any(r["status"] == "PASS" for r in rows)
-            results.append(dict(key=key, here=True, correct=correct and not (race and race_fails),
-                                own=not kv and not iv, san_ok=computes and all(s == "ok" for s in san.values()),
-                                san=san, pct=number(b["pct_cublas"]) if b and b["status"] == "PASS" else None,
-                                worst=max(errs) if errs else None, why="; ".join(reasons),
-                                kernels=", ".join(dict.fromkeys(short_name(k["kernel"]) for k in kernels)) or "-"))
+        results = [judge_variant(key, chapter, ch, recs, info, sweep_rows, bench_rows, bench_shape, declared,
+                                 rubric) for key in expected]
         here = [r for r in results if r["here"]]
         n = len(here)
         own = [r for r in here if r["own"]]
@@ -708,7 +702,7 @@ def score(g, rubric_path):
             cands = [(r["pct"], r["key"][0]) for r in pool if r["key"][1] == dtype and r["pct"] is not None]
             refs = [number(r["pct_cublas"]) for r in ref_rows if r["chapter"] == chapter and r["dtype"] == dtype
                     and r["status"] == "PASS" and r["variant"] not in BASELINES
-                    and wb_shapes.parse_shape(f"{r['M']}x{r['N']}x{r['K']}") == bench_shape]
+                    and row_shape(r) == bench_shape]
             ref = max([x for x in refs if x is not None], default=None)
             if any("min_pct_reference" in tier for tier in perf["tiers"]) and ref is None:
                 notes.append(f"no reference run for {dtype}: its tiers cannot be reached")
