@@ -3,17 +3,22 @@
 
 The markers are balanced everywhere and every GPU chapter with homework (02-06, 08, 09) has solution
 regions; a kit made from this workbook differs from it in exactly those regions (and the
-instructors' guide, a stub),
-holds no .git and no solution code (the leak scan finds none, and finds a planted one wherever it
-is put, renamed or not), its links lead to files it holds, and every original file comes back byte
-for byte when the regions are restored (also after a student filled the TODOs); bad usage exits 2
-with one line. The slow test builds the kit's GPU chapters from scratch (a fresh common/ library
-inside the kit) for ARCH=sm_90 only, all chapters in one make with -j (the machine's cores), which
-needs nvcc but no GPU, and lists the kit's tests; where a GPU is present (nvidia-smi works) the
-kit's programs must report FAIL and its tests must fail (chapter 09's only on compute capability 9.0:
-elsewhere its program exits 3 and its GPU tests are skipped). KIT_BUILD_CHAPTERS="02 04" picks the
-chapters built (default: 02 to 06; "08 09" alone, common library included, took 51 s on 2 cores);
-"none" leaves the build out; KIT_BUILD_JOBS sets -j.
+instructors' guide, a stub, and the rubric, which names the homework), holds no .git and no
+solution code (the leak scan finds none, and finds a planted one wherever it is put, renamed or
+not), its links lead to files it holds, and every original file but the rubric comes back byte for
+byte when the regions are restored (also after a student filled the TODOs); bad usage exits 2
+with one line; the leak scan's own tests use a toy region unrelated to any chapter, so this file
+(which ships in the kit) holds no solution. The slow test builds a few of the kit's chapters from
+scratch (a fresh common/ library inside the kit) for ARCH=sm_90 only, in one make with -j (the
+machine's cores), which needs nvcc but no GPU: no compiler warning, the tests list, and with the GPU
+hidden (CUDA_VISIBLE_DEVICES=-1) every CPU test case of the unfilled kit passes and its GPU cases are
+skipped (a CPU test that runs a TODO fails here). Where a GPU is present (nvidia-smi works) the
+kit's programs must also report FAIL and its tests must fail (chapter 09's only on compute
+capability 9.0: elsewhere its program exits 3 and its GPU tests are skipped).
+KIT_BUILD_CHAPTERS picks the chapters built: default "02 08" (the smallest kernel chapter, and the
+one whose regions are host code beside its CPU-tested helpers); "all" for every GPU chapter; "none"
+leaves the build out. KIT_BUILD_JOBS sets -j. CI (.ci/run) builds and tests the whole kit, every
+chapter, with the kit's own `make -j2 && make test`.
 
 Run: tools/test_student_kit.py (stdlib unittest). Like the Catch2 test binaries it ends with
 "[test_student_kit] test cases: P passed, F failed, S skipped" and, when WB_TEST_SUMMARY is set,
@@ -44,8 +49,11 @@ GPU_CHAPTERS = ["02_naive_kernel", "03_shared_tiling", "04_register_unroll", "05
 RUN_OPTIONS = {"08_end_to_end": ["--part", "crossover"]}
 # Chapters whose code runs on one compute capability only; on another GPU their program exits 3.
 NEEDS_CC = {"09_hopper_wgmma": "9.0"}
-OWN_FILES = {"tools/student_kit.py", "tools/test_student_kit.py"}  # they name the markers themselves
-BUILD_CHAPTERS = os.environ.get("KIT_BUILD_CHAPTERS", "02 03 04 05 06").split()
+# They name the markers themselves (the kit tool, and the tests that plant regions and fill TODOs).
+OWN_FILES = {"tools/student_kit.py", "tools/test_student_kit.py", "tools/test_grade.py", "tools/test_cohort.py"}
+BUILD_CHAPTERS = os.environ.get("KIT_BUILD_CHAPTERS", "02 08").split()
+if BUILD_CHAPTERS == ["all"]:
+    BUILD_CHAPTERS = [c.split("_")[0] for c in GPU_CHAPTERS]
 BUILD_JOBS = int(os.environ.get("KIT_BUILD_JOBS") or os.cpu_count() or 2)
 
 
@@ -179,31 +187,32 @@ class Markers(unittest.TestCase):
 class LeakScan(unittest.TestCase):
     """The scan on small fixtures: what it must catch and what it must let through."""
 
-    KERNEL = ("template <int TILE>\n__global__ void tiled(int M, int N, int K, const float* A, const float* B, float* C) {\n"
-              "    // BEGIN SOLUTION: tiles in shared memory\n"
-              "    __shared__ float As[TILE][TILE];  // the A tile\n"
-              "    __shared__ float Bs[TILE][TILE];\n"
-              "    const int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;\n"
-              "    float acc = 0.0f;\n"
-              "    for (int k0 = 0; k0 < K; k0 += TILE) {\n"
-              "        As[threadIdx.y][threadIdx.x] = load_or_zero(A, row, k0 + threadIdx.x, M, K, K);\n"
-              "        Bs[threadIdx.y][threadIdx.x] = load_or_zero(B, k0 + threadIdx.y, col, K, N, N);\n"
-              "        __syncthreads();\n"
-              "#pragma unroll\n"
-              "        for (int k = 0; k < TILE; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];\n"
-              "        __syncthreads();\n"
+    # A toy unrelated to any chapter (run-length encoding: "aaab" -> "a3b1"), so that this file,
+    # which ships in the kit, holds no solution of the workbook. Lines 5-12 are the region's body.
+    SOURCE = ("#include <string>\n"
+              "inline std::string run_lengths(const std::string& text) {\n"
+              "    std::string out;\n"
+              "    // BEGIN SOLUTION: each run of one character as the character, then its length\n"
+              "    size_t start = 0;\n"
+              "    while (start < text.size()) {\n"
+              "        size_t end = start + 1;\n"
+              "        while (end < text.size() && text[end] == text[start]) ++end;  // the run's end\n"
+              "        out += text[start];\n"
+              "        out += std::to_string(end - start);\n"
+              "        start = end;\n"
               "    }\n"
-              "    if (row < M && col < N) C[row * N + col] = acc;\n"
-              "    // END SOLUTION\n}\n")
+              "    // END SOLUTION\n"
+              "    return out;\n"
+              "}\n")
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="wb-leak-")
         self.repo = os.path.join(self.tmp, "repo")
-        os.makedirs(os.path.join(self.repo, "03_x", "lab"))
-        with open(os.path.join(self.repo, "03_x", "kernels.cuh"), "w") as f:
-            f.write(self.KERNEL)
+        os.makedirs(os.path.join(self.repo, "01_toy", "lab"))
+        with open(os.path.join(self.repo, "01_toy", "toy.h"), "w") as f:
+            f.write(self.SOURCE)
         with open(os.path.join(self.repo, "README.md"), "w") as f:
-            f.write("# notes\n\nThe loop runs `for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];`.\n")
+            f.write("# notes\n\nThe inner loop runs `while (end < n && text[end] == text[start]) ++end`.\n")
         self.kit = os.path.join(self.tmp, "kit")
 
     def tearDown(self):
@@ -214,8 +223,8 @@ class LeakScan(unittest.TestCase):
             return sk.cmd_make(self.kit, self.repo)
 
     def body(self):
-        lines = self.KERNEL.splitlines(keepends=True)
-        return "".join(lines[3:16])
+        lines = self.SOURCE.splitlines(keepends=True)
+        return "".join(lines[4:12])
 
     def test_a_clean_kit_passes_and_quoting_a_line_is_no_leak(self):
         self.make()  # the command line works on this workbook; the fixture is another one
@@ -224,12 +233,13 @@ class LeakScan(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_a_planted_copy_is_caught_wherever_it_is(self):
-        renamed = re.sub(r"\bacc\b", "sum", re.sub(r"\bAs\b", "a_tile", self.body()))
+        renamed = re.sub(r"\bout\b", "encoded", re.sub(r"\bstart\b", "first", self.body()))
         no_comments = re.sub(r"//[^\n]*", "", renamed).replace("\n", " ")
         plants = {
-            "03_x/test_03_x.cu": "namespace {\n__global__ void bug() {\n" + self.body() + "}\n}\n",
-            "03_x/lab/tune.cuh": "__global__ void variant() {\n" + renamed + "}\n",
-            "03_x/README.md": "## walk\n\n```cpp\n" + self.body() + "```\n",
+            "01_toy/test_01_toy.cu": "namespace {\nvoid copy(const std::string& text, std::string& out) {\n"
+                                     + self.body() + "}\n}\n",
+            "01_toy/lab/tune.h": "void variant() {\n" + renamed + "}\n",
+            "01_toy/README.md": "## walk\n\n```cpp\n" + self.body() + "```\n",
             "tools/notes.txt": no_comments,
         }
         for rel, text in plants.items():
@@ -240,18 +250,18 @@ class LeakScan(unittest.TestCase):
                 with open(os.path.join(self.kit, rel), "a") as f:
                     f.write(text)
                 leaks = kl.find_leaks(self.kit, self.repo)
-                self.assertEqual([(x.kit_file, x.region_file) for x in leaks], [(rel, "03_x/kernels.cuh")])
+                self.assertEqual([(x.kit_file, x.region_file) for x in leaks], [(rel, "01_toy/toy.h")])
                 self.assertGreaterEqual(leaks[0].tokens, kl.LEAK_SHARE * leaks[0].total)
                 r = run([sys.executable, KIT_TOOL, "leaks", self.kit, "--from", self.repo])
                 self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
                 self.assertIn(f"{rel}: holds ", r.stdout)
 
     def test_make_refuses_to_call_a_leaking_kit_clean(self):
-        with open(os.path.join(self.repo, "03_x", "lab", "copy.cu"), "w") as f:
-            f.write("__global__ void copy() {\n" + self.body() + "}\n")
+        with open(os.path.join(self.repo, "01_toy", "lab", "copy.h"), "w") as f:
+            f.write("void copy() {\n" + self.body() + "}\n")
         with self.assertRaises(sk.KitError) as e:
             self.make()
-        self.assertIn("03_x/lab/copy.cu: holds", str(e.exception))
+        self.assertIn("01_toy/lab/copy.h: holds", str(e.exception))
 
     def test_no_git_history_and_no_untracked_files_in_the_kit(self):
         if shutil.which("git") is None:
@@ -261,7 +271,7 @@ class LeakScan(unittest.TestCase):
         for cmd in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-q", "-m", "fixture"]):
             self.assertEqual(run(cmd, cwd=self.repo, env=env).returncode, 0)
         with open(os.path.join(self.repo, "scratch.cu"), "w") as f:
-            f.write("__global__ void scratch() {\n" + self.body() + "}\n")
+            f.write("void scratch() {\n" + self.body() + "}\n")
         r = run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import student_kit as sk; "
                  "sys.exit(sk.cmd_make(sys.argv[2], sys.argv[3]))", TOOLS, self.kit, self.repo])
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -269,7 +279,7 @@ class LeakScan(unittest.TestCase):
         self.assertIn("scratch.cu", r.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.kit, "scratch.cu")))
         self.assertFalse(os.path.exists(os.path.join(self.kit, ".git")))
-        self.assertEqual(sorted(os.listdir(self.kit)), ["03_x", "README.md"])
+        self.assertEqual(sorted(os.listdir(self.kit)), ["01_toy", "README.md"])
 
 
 @unittest.skipIf(IN_A_KIT, "this is a student kit: its solution regions were taken out")
@@ -316,6 +326,9 @@ class Kit(unittest.TestCase):
             kit = read_bytes(os.path.join(self.kit, p))
             if p in sk.INSTRUCTOR_ONLY:
                 self.assertEqual(kit.decode("utf-8"), sk.GUIDE_STUBS[p], p)
+                continue
+            if p == sk.RUBRIC:  # the kit's rubric names its homework (here every chapter)
+                self.assertEqual(kit.decode("utf-8"), sk.kit_rubric(ROOT, sk.chapters_of(ROOT)), p)
                 continue
             if p not in self.found:
                 self.assertEqual(kit, original, p)
@@ -404,6 +417,9 @@ class Kit(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(self.kit_files(copy), sorted(self.files))
         for p in self.files:
+            if p == sk.RUBRIC:  # restore leaves the kit's rubric (its homework) as it is
+                self.assertEqual(read_bytes(os.path.join(copy, p)), read_bytes(os.path.join(self.kit, p)), p)
+                continue
             self.assertEqual(read_bytes(os.path.join(copy, p)), read_bytes(os.path.join(ROOT, p)), p)
 
     def test_restore_replaces_what_a_student_wrote(self):
@@ -462,9 +478,9 @@ class Usage(unittest.TestCase):
         os.makedirs(busy)
         with open(os.path.join(busy, "homework.txt"), "w") as f:
             f.write("mine\n")
-        self.assert_usage_error([], "usage")
-        self.assert_usage_error(["frobnicate", self.tmp], "unknown command")
-        self.assert_usage_error(["make"], "KIT_DIR")
+        self.assert_usage_error([], "--help")
+        self.assert_usage_error(["frobnicate", self.tmp], "frobnicate")
+        self.assert_usage_error(["make"], "required")
         self.assert_usage_error(["make", busy], "not an empty folder")
         self.assert_usage_error(["make", ROOT], "inside the workbook")
         self.assert_usage_error(["make", os.path.join(ROOT, "kit")], "inside the workbook")
@@ -537,7 +553,7 @@ class SkippedMeansUntested(unittest.TestCase):
 
 @unittest.skipIf(IN_A_KIT, "this is a student kit: its solution regions were taken out")
 class KitBuilds(unittest.TestCase):
-    """The slow one: chapters of a fresh kit build without a GPU (ARCH=sm_90)."""
+    """The slow one: chapters of a fresh kit build without a GPU (ARCH=sm_90), and their CPU tests pass."""
 
     @classmethod
     def setUpClass(cls):
@@ -596,6 +612,19 @@ class KitBuilds(unittest.TestCase):
                 self.assertIn(r.returncode, (0, listed % 256), r.stdout + r.stderr)
                 if chapter in GPU_CHAPTERS[:3]:  # their planted-bug test cases are instructor only
                     self.assertNotIn("the check catches planted", r.stdout)
+                # With no GPU to be seen (hidden here, so that a GPU machine checks this too) every
+                # CPU test case of the unfilled kit passes: none may depend on a TODO. The GPU
+                # cases are skipped, and counted as skipped for lack of a GPU.
+                summary = os.path.join(self.tmp, f"cpu-summary-{chapter}.txt")
+                cpu_env = dict(env, CUDA_VISIBLE_DEVICES="-1", WB_TEST_SUMMARY=summary)
+                cpu_env.pop("REQUIRE_GPU", None)
+                r = run(["./test_" + chapter], cwd=folder, env=cpu_env, timeout=600)
+                with open(summary) as f:
+                    line = f.read()
+                passed, failed, skipped = summary_counts(line)
+                self.assertEqual((r.returncode, failed), (0, 0), r.stdout[-3000:] + r.stderr)
+                self.assertGreater(passed, 0, line)
+                self.assertGreater(int(line.split()[4]), 0, line)  # the no-GPU skips
                 if gpu:
                     r = run(["./" + chapter, "--size", "67x45x33", "--warmup", "1", "--reps", "1"]
                             + RUN_OPTIONS.get(chapter, []), cwd=folder, env=env, timeout=300)
@@ -605,7 +634,7 @@ class KitBuilds(unittest.TestCase):
                     self.assertEqual(r.returncode, 1, r.stdout[-3000:] + r.stderr)  # 1: a verification failed
                     self.assertIn("FAIL", r.stdout + r.stderr)
         if not gpu:
-            return  # no GPU: the kit compiles and its tests list; FAIL is checked on a GPU
+            return  # no GPU: the kit compiles and its CPU tests pass; FAIL is checked on a GPU
         # The kit's test binaries run side by side (one GPU holds them all): each must fail.
         procs = {}
         for chapter in [c for c in chapters if c not in cannot_run]:
