@@ -11,6 +11,7 @@
 #   CATCH2_LIB  folder holding libCatch2.a for Catch2 v3 (default: the linker's search path)
 #   NCU         Nsight Compute for make profile (default: ncu, on the PATH or in the toolkit)
 #   SANITIZER   compute-sanitizer for make sanitize (default: the same search)
+#   NSYS        Nsight Systems for make timeline-08 (default: the same search)
 
 WB_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 WB_COMMON := $(WB_ROOT)/common
@@ -98,19 +99,23 @@ CUTLASS_STATUS = $(if $(filter 0,$(CUTLASS)),CUTLASS: off (CUTLASS=0): chapter 0
   python3 -m pip install nvidia-cutlass or set CUTLASS_INC=/path/to/cutlass/include))
 # ---- end of CUTLASS ---------------------------------------------------------------------------
 
-# ---- profiler and sanitizer ------------------------------------------------------------------
+# ---- the tools: the one place that looks for them -------------------------------------------
 # A name (the default) is looked up on the PATH, then where a CUDA toolkit installs it, so
 # `sudo make profile-NN` (whose PATH rarely holds the toolkit) still finds it; a path is taken as
-# given. The variables are expanded only by the targets that run the tools, so no other build
-# pays for the lookup.
+# given. The *_PATH variables are expanded only where a tool is used (profile, sanitize,
+# timeline-08) or reported (chapter 00's program is built with them), so no other build pays for
+# the lookup.
 NCU ?= ncu
 SANITIZER ?= compute-sanitizer
+NSYS ?= nsys
 # $(call wb_find_tool,NAME-OR-PATH,FOLDER-PATTERNS): the program to run, or nothing. Versioned
 # folders (nsight-compute-2025.3.1) sort by name: the last is the newest.
 wb_find_tool = $(firstword $(shell command -v '$(1)' 2>/dev/null) $(if $(findstring /,$(1)),,\
                $(wildcard $(CUDA_PATH)/bin/$(1)) $(lastword $(wildcard $(addsuffix /$(1),$(2))))))
+NVCC_PATH = $(call wb_find_tool,$(NVCC))
 NCU_PATH = $(call wb_find_tool,$(NCU),$(CUDA_PATH)/nsight-compute* /opt/nvidia/nsight-compute/*)
 SANITIZER_PATH = $(call wb_find_tool,$(SANITIZER),$(CUDA_PATH)/compute-sanitizer)
+NSYS_PATH = $(call wb_find_tool,$(NSYS),$(CUDA_PATH)/nsight-systems* /opt/nvidia/nsight-systems/*/bin)
 # "13-0" for CUDA 13.0: the suffix of the toolkit's apt packages.
 CUDA_PKG_VERSION = $(or $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1-\2/p'),X-Y)
 NCU_MISSING = ncu (Nsight Compute) not found$(if $(findstring /,$(NCU)), at $(NCU)): install it with \
