@@ -16,9 +16,12 @@
 #include <vector>
 
 #include "cuda_check.cuh"
-#include "env_report.h"
 #include "gemm_harness.cuh"  // wb::DeviceBuffer
 #include "timer.cuh"
+
+// Rates: 1 GB/s = 10^9 bytes per second and 1 GFLOP/s = 10^9 FLOP per second, as in every data
+// sheet. A time in milliseconds is 10^-3 s, hence the 10^6.
+constexpr double per_second_1e9(double amount, double ms) { return amount / (ms * 1e6); }
 
 // ---- memory bandwidth: a copy ------------------------------------------------------------------
 
@@ -244,13 +247,13 @@ inline CopyMeasurement measure_copy(size_t buffer_bytes, int warmup, int reps, c
             WB_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), m.buffer_bytes, cudaMemcpyDeviceToDevice, s));
         },
         warmup, reps, stream);
-    m.kernel_gbs = env::per_second_1e9(m.bytes_moved, m.kernel.ms_median);
-    m.memcpy_gbs = env::per_second_1e9(m.bytes_moved, m.memcpy.ms_median);
+    m.kernel_gbs = per_second_1e9(m.bytes_moved, m.kernel.ms_median);
+    m.memcpy_gbs = per_second_1e9(m.bytes_moved, m.memcpy.ms_median);
     return m;
 }
 
 struct FmaMeasurement {
-    int blocks = 0;
+    int waves = 0, blocks = 0;
     long long threads = 0;
     double flops = 0;  // per launch
     wb::Timing timing;
@@ -262,6 +265,7 @@ struct FmaMeasurement {
 // clock counters on (kept out of the timed runs, though they cost next to nothing).
 inline FmaMeasurement measure_fma(int waves, int warmup, int reps, cudaStream_t stream) {
     FmaMeasurement m;
+    m.waves = waves;
     m.blocks = fma_resident_blocks() * waves;
     m.threads = static_cast<long long>(m.blocks) * kFmaThreads;
     m.flops = fma_flops(double(m.threads));
@@ -271,7 +275,7 @@ inline FmaMeasurement measure_fma(int waves, int warmup, int reps, cudaStream_t 
     m.timing = wb::time_launches(
         [&](cudaStream_t s) { launch_fma(m.blocks, kFmaA, kFmaB, never, out.get(), nullptr, s); }, warmup,
         reps, stream);
-    m.gflops = env::per_second_1e9(m.flops, m.timing.ms_median);
+    m.gflops = per_second_1e9(m.flops, m.timing.ms_median);
 
     WB_CUDA_CHECK(cudaMemsetAsync(clock_sums.get(), 0, 2 * sizeof(unsigned long long), stream));
     launch_fma(m.blocks, kFmaA, kFmaB, never, out.get(), clock_sums.get(), stream);

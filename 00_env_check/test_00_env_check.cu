@@ -1,6 +1,6 @@
-// test_00_env_check - the host-side logic on any machine (JSON, PATH lookup, accounting, verdict,
-// options, the program's exit statuses), and on a GPU the two measuring kernels and the program's
-// JSON with measurements in it.
+// test_00_env_check - the host-side logic on any machine (the JSON, with planted values it must not
+// let through; the tools as make found them; the accounting; the verdict; the options; the program's
+// exit statuses), and on a GPU the two measuring kernels and the program's JSON with measurements.
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,9 +10,11 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <regex>
+#include <set>
 #include <sstream>
 
-#include "env_json.h"
+#include "env_report.h"
 #include "kernels.cuh"
 #include "testing.cuh"
 
@@ -133,15 +135,27 @@ double number_after(const std::string& json, const std::string& key) {
     return end == start ? NAN : v;
 }
 
+// Every key of a JSON text (at any depth).
+std::set<std::string> keys_of(const std::string& json) {
+    static const std::regex key("\"([a-z0-9_]+)\": ");
+    std::set<std::string> keys;
+    for (std::sregex_iterator it(json.begin(), json.end(), key), end; it != end; ++it) keys.insert((*it)[1]);
+    return keys;
+}
+
 using wb::test::read_file;
 using wb::test::RunResult;
 using wb::test::TempDir;
-
-using wb::test::make_dirs;
 using wb::test::write_file;
 
 std::string program_path() { return wb::test::program_path("00_env_check"); }
 bool program_built() { return ::access(program_path().c_str(), X_OK) == 0; }
+
+// tools/report_fixture_env.json: the format reference the report's tests are written against.
+std::string fixture_env_json() {
+    const std::string program = program_path();
+    return read_file(program.substr(0, program.rfind('/')) + "/../tools/report_fixture_env.json");
+}
 
 // Runs the program with `args` (and an environment prefix such as "CUDA_VISIBLE_DEVICES=-1").
 RunResult run_program(const std::string& args, const TempDir& dir, const std::string& env_prefix = "") {
@@ -150,41 +164,47 @@ RunResult run_program(const std::string& args, const TempDir& dir, const std::st
 
 // A report as a machine with one ready H100-like GPU would produce it.
 env::Report sample_report() {
+    using namespace env::json;
     env::Report r;
     r.git = "abc123";
     r.timestamp = "2026-01-01T00:00:00Z";
+    r.warmup = 2;
+    r.reps = 10;
     r.driver_version = 13000;
     r.runtime_version = 13000;
     r.built_for = {80, 90};
     env::Gpu g;
-    g.name = "Test \"GPU\"\n\\ with\tcontrol \x01 chars";
-    g.cc_major = 9;
-    g.sms = 132;
-    g.fp32_lanes_per_sm = 128;
-    g.clock_ghz = 1.98;
-    g.bus_width_bits = 5120;
-    g.mem_clock_ghz = 2.619;
-    g.peak_fp32_gflops = 132 * 128 * 2 * 1.98;
-    g.peak_bandwidth_gbs = 3352.3;
-    g.memory_bytes = 150119866368.0;
+    g.facts.name = "Test \"GPU\"\n\\ with\tcontrol \x01 chars";
+    g.facts.cc_major = 9;
+    g.facts.sms = 132;
+    g.facts.fp32_lanes_per_sm = 128;
+    g.facts.clock_ghz = 1.98;
+    g.facts.bus_width_bits = 5120;
+    g.facts.mem_clock_ghz = 2.619;
+    g.facts.peak_fp32_gflops = 132 * 128 * 2 * 1.98;
+    g.facts.peak_bandwidth_gbs = 3352.3;
+    g.facts.global_mem_bytes = 150119866368;
+    g.limits = {{"memory_bytes", integer(150119866368), "global memory", "139.81 GiB"},
+                {"max_block_dim", array({integer(1024), integer(1024), integer(64)})}};
     g.kernel_image = "ok";
-    g.rebuild_hint = "make clean && make ARCH=sm_90";
-    g.ceilings.ran = true;
-    g.ceilings.warmup = 2;
-    g.ceilings.reps = 10;
-    g.ceilings.fma_gflops = 0.93 * g.peak_fp32_gflops;
-    g.ceilings.copy_kernel_gbs = 0.85 * g.peak_bandwidth_gbs;
-    g.ceilings.memcpy_gbs = 0.84 * g.peak_bandwidth_gbs;
-    g.ceilings.sm_clock_ghz = 1.97;
-    g.cublas.ran = true;
-    g.cublas.pass = true;
-    g.cublas.shape = "257x255x259";
-    g.cublas.rel_err = 3e-8;
-    g.cublas.detail = "all entries against the CPU";
+    g.measure_ran = true;
+    g.fma = FmaMeasurement{};
+    g.fma->threads = 491520;
+    g.fma->flops = fma_flops(491520);
+    g.fma->gflops = 0.93 * g.facts.peak_fp32_gflops;
+    g.fma->sm_clock_ghz = 1.97;
+    g.fma->timing.ms_median = 1.5;
+    g.copy = CopyMeasurement{};
+    g.copy->bytes_moved = copy_bytes_moved(1 << 30);
+    g.copy->kernel_gbs = 0.85 * g.facts.peak_bandwidth_gbs;
+    g.copy->memcpy_gbs = 0.84 * g.facts.peak_bandwidth_gbs;
+    g.cublas = wb::CheckResult{};
+    g.cublas->rel_err = 3e-8;
+    g.cublas->what = "all entries against the CPU";
     r.gpus.push_back(g);
     r.tools = {{"nvcc", "/usr/local/cuda/bin/nvcc", true, "building"},
-               {"ncu", "/usr/local/cuda/bin/ncu", false, "make profile-NN"},
-               {"compute-sanitizer", "", false, "make sanitize"}};
+               {"ncu", "/usr/local/cuda/bin/ncu", true, "make profile-NN"},
+               {"compute-sanitizer", "/usr/local/cuda/bin/compute-sanitizer", true, "make sanitize"}};
     r.profiling_admin_only = 0;
     return r;
 }
@@ -195,14 +215,16 @@ const char* const kTopKeys[] = {"schema", "program", "git", "timestamp", "quick"
                                 "driver", "runtime_version", "runtime", "compatible", "note", "built_for",
                                 "gpu_count", "gpu_error", "gpus", "tools", "profiling_admin_only", "wsl",
                                 "ready", "problems", "notes"};
-const char* const kGpuKeys[] = {
-    "id", "name", "cc", "sm", "pci_bus_id", "query_error", "sms", "fp32_lanes_per_sm", "sm_clock_ghz",
-    "mem_clock_ghz", "bus_width_bits", "memory_bytes", "memory_free_bytes", "l2_bytes",
-    "smem_per_block_bytes", "smem_per_block_optin_bytes", "smem_per_sm_bytes",
-    "smem_reserved_per_block_bytes", "regs_per_block", "regs_per_sm", "warp_size", "max_threads_per_block",
-    "max_threads_per_sm", "max_blocks_per_sm", "max_block_dim", "max_grid_dim", "kernel_timeout",
-    "integrated", "ecc", "code", "kernel_image", "rebuild_hint", "peak_fp32_gflops", "peak_bandwidth_gbs",
-    "peak_fp16_tc_gflops", "peak_tf32_tc_gflops", "measured", "cublas_smoke"};
+// Those the report writes itself; the program's query adds the GPU's limits (kLimitKeys).
+const char* const kGpuKeys[] = {"id", "name", "cc", "sm", "query_error", "code", "kernel_image",
+                                "rebuild_hint", "peak_fp32_gflops", "peak_bandwidth_gbs",
+                                "peak_fp16_tc_gflops", "peak_tf32_tc_gflops", "measured", "cublas_smoke"};
+const char* const kLimitKeys[] = {
+    "pci_bus_id", "sms", "fp32_lanes_per_sm", "sm_clock_ghz", "mem_clock_ghz", "bus_width_bits",
+    "memory_bytes", "memory_free_bytes", "l2_bytes", "smem_per_block_bytes", "smem_per_block_optin_bytes",
+    "smem_per_sm_bytes", "smem_reserved_per_block_bytes", "regs_per_block", "regs_per_sm", "warp_size",
+    "max_threads_per_block", "max_threads_per_sm", "max_blocks_per_sm", "max_block_dim", "max_grid_dim",
+    "kernel_timeout", "integrated", "ecc"};
 const char* const kMeasuredKeys[] = {
     "error", "warmup", "reps", "fma_gflops", "fma_pct_peak", "fma_ms_median", "fma_ms_min", "fma_flops",
     "fma_threads", "sm_clock_ghz_under_load", "fma_pct_peak_at_measured_clock", "copy_kernel_gbs",
@@ -216,13 +238,19 @@ const char* const kToolKeys[] = {"nvcc", "ncu", "compute_sanitizer", "path", "on
 
 // ---- CPU tests -------------------------------------------------------------------------------
 
-TEST_CASE("00: json_escape escapes quotes, backslashes and control characters", "[00]") {
-    CHECK(env::json_escape("plain") == "plain");
-    CHECK(env::json_escape("say \"hi\"") == "say \\\"hi\\\"");
-    CHECK(env::json_escape("C:\\cuda") == "C:\\\\cuda");
-    CHECK(env::json_escape("a\nb\tc\rd") == "a\\nb\\tc\\rd");
-    CHECK(env::json_escape(std::string("\x01\x1f", 2)) == "\\u0001\\u001f");
-    CHECK(env::json_escape("H200 \xe2\x9c\x93") == "H200 \xe2\x9c\x93");  // UTF-8 passes through
+TEST_CASE("00: JSON text escapes quotes, backslashes and control characters", "[00]") {
+    using env::json::text;
+    CHECK(text("plain") == "\"plain\"");
+    CHECK(text("say \"hi\"") == "\"say \\\"hi\\\"\"");
+    CHECK(text("C:\\cuda") == "\"C:\\\\cuda\"");
+    CHECK(text("a\nb\tc\rd") == "\"a\\nb\\tc\\u000dd\"");
+    CHECK(text(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
+    CHECK(text("H200 \xe2\x9c\x93") == "\"H200 \xe2\x9c\x93\"");  // UTF-8 passes through
+    CHECK(env::json::number(env::kNotMeasured) == "null");        // JSON has no NaN
+    CHECK(env::json::number(std::numeric_limits<double>::infinity()) == "null");
+    CHECK(env::json::number(1.0 / 3) == "0.3333333");
+    CHECK(env::json::array({}) == "[]");
+    CHECK(env::json::object({}) == "{}");
 }
 
 TEST_CASE("00: the JSON is valid and has every documented key", "[00]") {
@@ -234,70 +262,87 @@ TEST_CASE("00: the JSON is valid and has every documented key", "[00]") {
     for (const char* k : kMeasuredKeys) CHECK(has_key(json, k));
     for (const char* k : kSmokeKeys) CHECK(has_key(json, k));
     for (const char* k : kToolKeys) CHECK(has_key(json, k));
+    // Nothing the format reference (tools/report_fixture_env.json) does not have.
+    const std::set<std::string> reference = keys_of(fixture_env_json());
+    REQUIRE(reference.size() > 90);
+    for (const std::string& k : keys_of(json)) CHECK(reference.count(k) == 1);
     CHECK(number_after(json, "gpu_count") == 1);
     CHECK(json.find("\"memory_bytes\": 150119866368,") != std::string::npos);  // bytes stay exact
+    CHECK(json.find("\"fma_flops\": 8053063680,") != std::string::npos);
+    CHECK(json.find("\"max_block_dim\": [1024, 1024, 64],") != std::string::npos);
     CHECK(json.find("\"ready\": true") != std::string::npos);
     CHECK(json.find("\"status\": \"PASS\"") != std::string::npos);
+    CHECK(json.find("\"code\": \"native\"") != std::string::npos);
+    CHECK(json.find("\"shape\": \"257x255x259\"") != std::string::npos);
     CHECK(std::fabs(number_after(json, "fma_pct_peak") - 93.0) < 1e-3);
     CHECK(std::fabs(number_after(json, "fma_pct_peak_at_measured_clock") - 93.0 * 1.98 / 1.97) < 1e-3);
     CHECK(std::fabs(number_after(json, "bandwidth_gbs") - 0.85 * 3352.3) < 1e-2);  // the better of the two
+    CHECK(json.find("\"peak_fp16_tc_gflops\": null") != std::string::npos);       // 0: not known
     // The name with quotes, a newline, a tab and a control character stays one valid string.
     CHECK(json.find("Test \\\"GPU\\\"\\n\\\\ with\\tcontrol \\u0001 chars") != std::string::npos);
 }
 
-TEST_CASE("00: unmeasured values and a machine without GPU give valid JSON", "[00]") {
+TEST_CASE("00: planted NaN and infinity, a failed measurement and no GPU give valid JSON", "[00]") {
     env::Report r = sample_report();
-    r.gpus[0].ceilings.fma_gflops = env::kNotMeasured;  // NaN must become null, never "nan"
+    r.gpus[0].fma->gflops = env::kNotMeasured;  // NaN must become null, never "nan"
+    r.gpus[0].copy->kernel_gbs = std::numeric_limits<double>::infinity();
     std::string json = env::to_json(r);
     CHECK(JsonSyntax(json).valid());
     CHECK(json.find("\"fma_gflops\": null") != std::string::npos);
-    CHECK(json.find(": nan") == std::string::npos);
-    CHECK(json.find(": -nan") == std::string::npos);
+    CHECK(json.find("\"copy_kernel_gbs\": null") != std::string::npos);
+    CHECK(json.find("\"ridge_flop_per_byte\": null") != std::string::npos);
+    CHECK(json.find("nan") == std::string::npos);
+    CHECK(json.find("inf") == std::string::npos);
+
+    // The copy failed after the FMA run: its numbers are null, the error is there, and it is a problem.
+    r = sample_report();
+    r.gpus[0].copy.reset();
+    r.gpus[0].measure_error = "cudaErrorMemoryAllocation: out of memory";
+    r.gpus[0].cublas->pass = false;
+    r.gpus[0].cublas->what = "1 of 65535 entries wrong";
+    json = env::to_json(r);
+    INFO(json);
+    CHECK(JsonSyntax(json).valid());
+    CHECK(json.find("\"error\": \"cudaErrorMemoryAllocation: out of memory\"") != std::string::npos);
+    CHECK(json.find("\"copy_kernel_ms_median\": null") != std::string::npos);
+    CHECK(json.find("\"bandwidth_gbs\": null") != std::string::npos);
+    CHECK(number_after(json, "fma_gflops") > 0);
+    CHECK(json.find("\"status\": \"FAIL\"") != std::string::npos);
+    CHECK(json.find("\"ready\": false") != std::string::npos);
 
     r.gpus.clear();
     r.driver_version = 0;
     r.device_error = "cudaErrorNoDevice: no CUDA-capable device is detected";
     json = env::to_json(r);
-    INFO(json);
     CHECK(JsonSyntax(json).valid());
     CHECK(number_after(json, "gpu_count") == 0);
     CHECK(json.find("\"gpus\": []") != std::string::npos);
+    CHECK(json.find("\"driver\": \"none\"") != std::string::npos);
     CHECK(json.find("\"ready\": false") != std::string::npos);
 }
 
-TEST_CASE("00: find_on_path finds an executable the way a shell does", "[00]") {
-    TempDir a, b;
-    write_file(a / "wb-tool", "#!/bin/sh\n", 0700);
-    write_file(b / "wb-tool", "#!/bin/sh\n", 0700);
-    write_file(a / "wb-not-executable", "text\n", 0600);
-    make_dirs(a / "wb-folder");
-
-    const std::string pa = a.path, pb = b.path;
-    CHECK(env::find_on_path("wb-tool", pa) == pa + "/wb-tool");
-    CHECK(env::find_on_path("wb-tool", "/nonexistent:" + pb + ":" + pa) == pb + "/wb-tool");  // first wins
-    CHECK(env::find_on_path("wb-tool", pa + "/") == pa + "/wb-tool");
-    CHECK(env::find_on_path("wb-not-executable", pa).empty());
-    CHECK(env::find_on_path("wb-folder", pa).empty());  // a folder is not a program
-    CHECK(env::find_on_path("wb-missing", pa + ":" + pb).empty());
-    CHECK(env::find_on_path("wb-tool", "").size() == 0);
-
-    // Versioned install folders are searched through a glob; the newest (last sorted) wins.
-    make_dirs(a / "nsight-2024.1");
-    make_dirs(a / "nsight-2025.3");
-    write_file(a / "nsight-2024.1/wb-ncu", "#!/bin/sh\n", 0700);
-    write_file(a / "nsight-2025.3/wb-ncu", "#!/bin/sh\n", 0700);
-    CHECK(env::find_in_folders("wb-ncu", {"/nonexistent", pa + "/nsight-*"}) == pa + "/nsight-2025.3/wb-ncu");
-    CHECK(env::find_in_folders("wb-ncu", {pb}).empty());
-}
-
-TEST_CASE("00: a tool that is found but not on the PATH gets the export line", "[00]") {
-    env::Tool t{"ncu", "/usr/local/cuda/bin/ncu", false, "make profile-NN"};
-    CHECK(env::describe(t, 13000).find("export PATH=/usr/local/cuda/bin:$PATH") != std::string::npos);
-    t.on_path = true;
-    CHECK(env::describe(t, 13000) == "/usr/local/cuda/bin/ncu");
-    t.path.clear();
-    t.on_path = false;
-    CHECK(env::describe(t, 13000).find("cuda-nsight-compute-13-0") != std::string::npos);
+TEST_CASE("00: a tool as make found it: on the PATH, off it (the export line), or gone", "[00]") {
+    TempDir bin, other;
+    write_file(bin / "wb-ncu", "#!/bin/sh\n", 0700);
+    const std::string ncu = bin / "wb-ncu";
+    env::Tool t = env::tool_now("ncu", ncu, other.path + ":" + bin.path, "make profile-NN");
+    CHECK(t.path == ncu);
+    CHECK(t.on_path);
+    CHECK(env::describe(t, 13000) == ncu);
+    CHECK(env::tool_now("ncu", ncu, bin.path + "/", "").on_path);  // a folder written with its slash
+    t = env::tool_now("ncu", ncu, other.path + ":/usr/bin", "make profile-NN");
+    CHECK_FALSE(t.on_path);
+    CHECK(env::describe(t, 13000) ==
+          "not on PATH, but found at " + ncu + ": export PATH=" + bin.path + ":$PATH");
+    // Removed since make found it, or never found: the install line, with the runtime's package.
+    for (const std::string& gone : {bin / "wb-removed", std::string()}) {
+        t = env::tool_now("ncu", gone, bin.path, "make profile-NN");
+        CHECK(t.path.empty());
+        CHECK_FALSE(t.on_path);
+        CHECK(env::describe(t, 13000).find("cuda-nsight-compute-13-0") != std::string::npos);
+    }
+    write_file(bin / "wb-text", "text\n", 0600);  // not executable: not a tool
+    CHECK(env::tool_now("x", bin / "wb-text", bin.path, "").path.empty());
 }
 
 TEST_CASE("00: bytes and FLOP are counted as the notes say", "[00]") {
@@ -307,23 +352,18 @@ TEST_CASE("00: bytes and FLOP are counted as the notes say", "[00]") {
     CHECK(fma_flops(1) == 2.0 * kFmaChains * kFmaIters);
     CHECK(fma_flops(1000) == 1000 * 2.0 * 8 * 1024);
     // 2e9 bytes in 1 ms is 2e12 B/s = 2000 GB/s.
-    CHECK(env::per_second_1e9(2e9, 1.0) == 2000.0);
+    CHECK(per_second_1e9(2e9, 1.0) == 2000.0);
     CHECK(env::percent(50.0, 200.0) == 25.0);
     CHECK_FALSE(env::measured(env::percent(env::kNotMeasured, 200.0)));
     CHECK_FALSE(env::measured(env::percent(50.0, 0.0)));
     // The memory ceiling is the better copy; none measured is "not measured", never 0.
-    env::Ceilings c;
-    CHECK_FALSE(env::measured(env::best_bandwidth_gbs(c)));
-    c.memcpy_gbs = 4204.0;
-    CHECK(env::best_bandwidth_gbs(c) == 4204.0);
-    c.copy_kernel_gbs = 4300.0;
-    CHECK(env::best_bandwidth_gbs(c) == 4300.0);
-    // The H200's 65256 GFLOP/s on 132 SMs x 128 lanes needs at least 1.931 GHz (the notes' number).
-    env::Gpu h200;
-    h200.sms = 132;
-    h200.fp32_lanes_per_sm = 128;
-    CHECK(std::fabs(env::min_clock_for_gflops(h200, 65256.0) - 1.931) < 5e-4);
-    CHECK_FALSE(env::measured(env::min_clock_for_gflops(env::Gpu{}, 65256.0)));
+    env::Gpu g;
+    CHECK_FALSE(env::measured(env::best_bandwidth_gbs(g)));
+    g.copy = CopyMeasurement{};
+    g.copy->memcpy_gbs = 4204.0;
+    CHECK(env::best_bandwidth_gbs(g) == 4204.0);
+    g.copy->kernel_gbs = 4300.0;
+    CHECK(env::best_bandwidth_gbs(g) == 4300.0);
     // Copy buffers: the target size but at least 4 x L2, at most a quarter of the free memory,
     // whole 256-byte blocks.
     const size_t gib = size_t(1) << 30, mib = size_t(1) << 20;
@@ -334,51 +374,80 @@ TEST_CASE("00: bytes and FLOP are counted as the notes say", "[00]") {
     CHECK(choose_copy_buffer_bytes(false, 4001, 0) == 768);
 }
 
+TEST_CASE("00: an SM clock below what the FMA rate needs is not reported", "[00]") {
+    env::Gpu h200;
+    h200.facts.sms = 132;
+    h200.facts.fp32_lanes_per_sm = 128;
+    h200.facts.clock_ghz = 1.98;
+    h200.facts.peak_fp32_gflops = 132 * 128 * 2 * 1.98;
+    // The H200's 65256 GFLOP/s on 132 SMs x 128 lanes needs at least 1.931 GHz (the notes' number).
+    CHECK(std::fabs(env::min_clock_for_gflops(h200.facts, 65256.0) - 1.931) < 5e-4);
+    CHECK_FALSE(env::measured(env::min_clock_for_gflops(wb::DeviceFacts{}, 65256.0)));
+    CHECK_FALSE(env::measured(env::sm_clock_under_load(h200)));  // no FMA run
+    h200.fma = FmaMeasurement{};
+    h200.fma->gflops = 65256.0;
+    h200.fma->sm_clock_ghz = 1.69;  // what the reference H200's virtual machine "measured"
+    CHECK_FALSE(env::measured(env::sm_clock_under_load(h200)));
+    h200.measure_ran = true;
+    const std::string json = env::json::object(env::ceiling_lines(h200, env::Report{}));
+    CHECK(json.find("\"sm_clock_ghz_under_load\": null") != std::string::npos);
+    CHECK(json.find("\"fma_pct_peak_at_measured_clock\": null") != std::string::npos);
+    h200.fma->sm_clock_ghz = 1.95;
+    CHECK(env::sm_clock_under_load(h200) == 1.95);
+    h200.fma->sm_clock_ghz = 0;  // the counters read nothing
+    CHECK_FALSE(env::measured(env::sm_clock_under_load(h200)));
+}
+
 TEST_CASE("00: the FMA chains start exact and stay bounded", "[00]") {
+    // REQUIRE: the first thread and chain that break a bound are reported, not all of them.
     for (unsigned t : {0u, 1u, 127u, 128u, 1000000u}) {
         for (int c = 0; c < kFmaChains; ++c) {
             const float x = fma_start_value(t, c);
-            CHECK(x >= 0.0f);
-            CHECK(x < 1.0f);
-            CHECK(x * 1024.0f == std::floor(x * 1024.0f));  // k / 1024 exactly
+            INFO("thread " << t << ", chain " << c << ": start " << x);
+            REQUIRE(x >= 0.0f);
+            REQUIRE(x < 1.0f);
+            REQUIRE(x * 1024.0f == std::floor(x * 1024.0f));  // k / 1024 exactly
         }
         const float sum = fma_chains_reference(t, kFmaA, kFmaB);
-        CHECK(std::isfinite(sum));
-        CHECK(sum >= 0.0f);
-        CHECK(sum <= float(kFmaChains));
+        INFO("thread " << t << ": sum " << sum);
+        REQUIRE(std::isfinite(sum));
+        REQUIRE(sum >= 0.0f);
+        REQUIRE(sum <= float(kFmaChains));
     }
 }
 
 TEST_CASE("00: driver and runtime versions are matched as CUDA does", "[00]") {
-    using env::VersionMatch;
-    CHECK(env::match_versions(13000, 13000) == VersionMatch::ok);
-    CHECK(env::match_versions(13010, 13000) == VersionMatch::ok);
-    CHECK(env::match_versions(13000, 13010) == VersionMatch::minor_newer);
-    CHECK(env::match_versions(12080, 13000) == VersionMatch::too_old);
-    CHECK(env::match_versions(0, 13000) == VersionMatch::no_driver);
+    CHECK(env::match_versions(13000, 13000).runs);
+    CHECK(env::match_versions(13010, 13000).text.rfind("yes", 0) == 0);
+    const env::VersionMatch minor = env::match_versions(13000, 13010);  // minor-version compatibility
+    CHECK(minor.runs);
+    CHECK(minor.text.find("PTX cannot be JIT-compiled") != std::string::npos);
+    const env::VersionMatch too_old = env::match_versions(12080, 13000);
+    CHECK_FALSE(too_old.runs);
+    CHECK(too_old.text.find("Update the NVIDIA driver") != std::string::npos);
+    CHECK_FALSE(env::match_versions(0, 13000).runs);
     CHECK(env::version_text(12040) == "12.4");
     CHECK(env::version_text(13000) == "13.0");
-    const std::string too_old = env::describe(VersionMatch::too_old, 12080, 13000);
-    CHECK(too_old.find("Update the NVIDIA driver") != std::string::npos);
+    CHECK(env::version_text(0) == "none");
 }
 
 TEST_CASE("00: which compiled-in code runs on which GPU", "[00]") {
-    using env::CodeKind;
     const std::vector<int> workbook_default = {75, 80, 86, 89, 90};
-    CHECK(env::code_for(workbook_default, 90).kind == CodeKind::native);
-    CHECK(env::code_for(workbook_default, 87).kind == CodeKind::compatible);  // sm_86 SASS on 8.7
-    CHECK(env::code_for(workbook_default, 87).arch == 86);
-    CHECK(env::code_for(workbook_default, 100).kind == CodeKind::ptx_jit);  // PTX of compute_90
-    CHECK(env::code_for({90}, 86).kind == CodeKind::none);                   // ARCH=sm_90 on an RTX 3090
-    CHECK(env::code_for({80}, 86).kind == CodeKind::compatible);
-    CHECK(env::code_for({80}, 90).kind == CodeKind::ptx_jit);
-    CHECK(env::code_for({}, 90).kind == CodeKind::none);
-    CHECK(env::arch_list_text({80, 90}) == "sm_80 sm_90");
+    CHECK(env::code_for(workbook_default, 90).kind == "native");
+    CHECK(env::code_for(workbook_default, 87).kind == "compatible");  // sm_86 SASS on 8.7
+    CHECK(env::code_for(workbook_default, 87).text.rfind("SASS for sm_86, which runs on sm_87", 0) == 0);
+    CHECK(env::code_for(workbook_default, 100).kind == "ptx_jit");  // PTX of compute_90
+    CHECK(env::code_for(workbook_default, 100).text.find("compute_90") != std::string::npos);
+    CHECK(env::code_for({90}, 86).kind == "none");  // ARCH=sm_90 on an RTX 3090
+    CHECK(env::code_for({80}, 86).kind == "compatible");
+    CHECK(env::code_for({80}, 90).kind == "ptx_jit");
+    CHECK(env::code_for({}, 90).kind == "none");
 }
 
 TEST_CASE("00: /proc parsers", "[00]") {
     CHECK(env::profiling_admin_only("EnableMSI: 1\nRmProfilingAdminOnly: 1\nOther: 0\n") == 1);
     CHECK(env::profiling_admin_only("RmProfilingAdminOnly: 0\n") == 0);
+    CHECK(env::profiling_admin_only("RmProfilingAdminOnly: \n") == -1);
     CHECK(env::profiling_admin_only("EnableMSI: 1\n") == -1);
     CHECK(env::profiling_admin_only("") == -1);
     CHECK(env::is_wsl("Linux version 5.15.153.1-microsoft-standard-WSL2 (root@...)"));
@@ -410,11 +479,9 @@ TEST_CASE("00: options: the shared ones that fit are kept, the GEMM ones refused
 
 TEST_CASE("00: the verdict names what to fix", "[00]") {
     env::Report r = sample_report();
-    r.tools[1].on_path = true;
-    r.tools[2] = {"compute-sanitizer", "/usr/bin/compute-sanitizer", true, "make sanitize"};
     CHECK(env::judge(r).ready());
     CHECK(env::judge(r).notes.empty());
-    CHECK(env::readiness(env::judge(r)) ==
+    CHECK(env::judge(r).first_lines() ==
           std::vector<std::string>{"ready for every chapter: 01 on the CPU, 02 and later on GPU 0."});
 
     SECTION("no code for the GPU") {
@@ -428,14 +495,14 @@ TEST_CASE("00: the verdict names what to fix", "[00]") {
         r.device_error = "cudaErrorNoDevice: no CUDA-capable device is detected";
         const env::Verdict v = env::judge(r);
         REQUIRE_FALSE(v.ready());
-        const std::vector<std::string> lines = env::readiness(v);
+        const std::vector<std::string> lines = v.first_lines();
         REQUIRE(lines.size() == 2);
         CHECK(lines[0] == "ready for chapter 01 (it runs on the CPU).");
         CHECK(lines[1].rfind("NOT ready for the GPU chapters", 0) == 0);
         CHECK(v.problems[0].find("no usable CUDA GPU") != std::string::npos);
     }
     SECTION("cuBLAS fails") {
-        r.gpus[0].cublas.pass = false;
+        r.gpus[0].cublas->pass = false;
         CHECK_FALSE(env::judge(r).ready());
     }
     SECTION("driver too old: one problem, not two") {
@@ -445,24 +512,37 @@ TEST_CASE("00: the verdict names what to fix", "[00]") {
         REQUIRE(v.problems.size() == 1);
         CHECK(v.problems[0].find("Update the NVIDIA driver") != std::string::npos);
     }
+    SECTION("a second GPU that cannot be used is a note: the chapters run on GPU 0") {
+        env::Gpu second = r.gpus[0];
+        second.facts.id = 1;
+        second.kernel_image = "missing";
+        r.gpus.push_back(second);
+        const env::Verdict v = env::judge(r);
+        CHECK(v.ready());
+        REQUIRE(v.notes.size() == 1);
+        CHECK(v.notes[0].rfind("GPU 1 ", 0) == 0);
+    }
     SECTION("slow measurements, a watchdog, missing tools and WSL2 are notes, not problems") {
-        r.gpus[0].ceilings.fma_gflops = 0.3 * r.gpus[0].peak_fp32_gflops;
+        r.gpus[0].fma->gflops = 0.3 * r.gpus[0].facts.peak_fp32_gflops;
+        r.gpus[0].copy->kernel_gbs = r.gpus[0].copy->memcpy_gbs = 0.5 * r.gpus[0].facts.peak_bandwidth_gbs;
         r.gpus[0].kernel_timeout = true;
         r.tools[2].on_path = false;
         r.wsl = true;
         r.profiling_admin_only = 1;
         const env::Verdict v = env::judge(r);
         CHECK(v.ready());
-        CHECK(v.notes.size() == 5);
+        CHECK(v.notes.size() == 6);
     }
 }
 
 TEST_CASE("00: text helpers", "[00]") {
     CHECK(env::strf("%d-%s", 7, "x") == "7-x");
     CHECK(env::strf("%s", std::string(2000, 'a').c_str()).size() == 2000);  // no fixed buffer
+    CHECK(env::strf("%s", "").empty());
     CHECK(env::bytes_text(48 * 1024) == "48 KiB");
     CHECK(env::bytes_text(50.0 * 1024 * 1024) == "50.0 MiB");
     CHECK(env::bytes_text(139.8 * 1024 * 1024 * 1024) == "139.80 GiB");
+    CHECK(env::bytes_text(1000) == "1000 B");
     CHECK(std::string(env::architecture_name(9, 0)) == "Hopper");
     CHECK(std::string(env::architecture_name(8, 9)) == "Ada Lovelace");
 }
@@ -489,8 +569,7 @@ TEST_CASE("00: without a GPU the program explains, exits 3 and still writes --js
     TempDir dir;
     const std::string json_path = dir / "env.json";
     // An index that does not exist hides every GPU, so this runs the no-GPU path on any machine.
-    const RunResult r =
-        run_program("--quick --json '" + json_path + "'", dir, "CUDA_VISIBLE_DEVICES=-1");
+    const RunResult r = run_program("--quick --json '" + json_path + "'", dir, "CUDA_VISIBLE_DEVICES=-1");
     INFO(r.out << r.err);
     CHECK(r.status == wb::kExitNoDevice);
     CHECK(r.out.find("== CUDA versions") != std::string::npos);  // versions come before the bad news
@@ -504,6 +583,26 @@ TEST_CASE("00: without a GPU the program explains, exits 3 and still writes --js
     CHECK(JsonSyntax(json).valid());
     CHECK(number_after(json, "gpu_count") == 0);
     CHECK(json.find("\"ready\": false") != std::string::npos);
+    const std::set<std::string> reference = keys_of(fixture_env_json());
+    for (const std::string& k : keys_of(json)) CHECK(reference.count(k) == 1);
+}
+
+TEST_CASE("00: the program reports the nvcc that make found, and whether the PATH has it", "[00]") {
+    REQUIRE(program_built());
+    TempDir dir;
+    const std::string json_path = dir / "env.json";
+    run_program("--quick --json '" + json_path + "'", dir, "CUDA_VISIBLE_DEVICES=-1");
+    // The nvcc that built this chapter (common/config.mk's NVCC, handed in by the chapter's Makefile).
+    const std::string json = read_file(json_path);
+    const size_t at = json.find("\"nvcc\": {\n      \"path\": \"");
+    REQUIRE(at != std::string::npos);
+    const size_t start = json.find(": \"", at + 8) + 3;
+    const std::string nvcc = json.substr(start, json.find('"', start) - start);
+    CHECK(::access(nvcc.c_str(), X_OK) == 0);
+    // A PATH without its folder: found all the same, with the line that puts it on the PATH.
+    const RunResult r = run_program("--quick", dir, "CUDA_VISIBLE_DEVICES=-1 PATH=/nonexistent");
+    CHECK(r.out.find("nvcc: not on PATH, but found at " + nvcc + ": export PATH=" +
+                     nvcc.substr(0, nvcc.rfind('/')) + ":$PATH") != std::string::npos);
 }
 
 // ---- GPU tests -------------------------------------------------------------------------------
@@ -614,4 +713,12 @@ TEST_CASE("00: the program measures GPU 0 and writes its JSON", "[gpu][00]") {
     CHECK(number_after(json, "memcpy_gbs") > 0);
     CHECK(json.find("\"status\": \"PASS\"") != std::string::npos);
     CHECK(json.find("\"kernel_image\": \"ok\"") != std::string::npos);
+    // Every documented key, and the same keys as the format reference the report is tested with.
+    for (const char* k : kTopKeys) CHECK(has_key(json, k));
+    for (const char* k : kGpuKeys) CHECK(has_key(json, k));
+    for (const char* k : kLimitKeys) CHECK(has_key(json, k));
+    for (const char* k : kMeasuredKeys) CHECK(has_key(json, k));
+    for (const char* k : kSmokeKeys) CHECK(has_key(json, k));
+    for (const char* k : kToolKeys) CHECK(has_key(json, k));
+    CHECK(keys_of(json) == keys_of(fixture_env_json()));
 }
