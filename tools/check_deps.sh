@@ -6,9 +6,9 @@
 #   tools/check_deps.sh          lines for missing things only (nothing when all is there)
 #   tools/check_deps.sh --all    a line for every dependency, found or not
 #
-# The top-level Makefile passes what it has already worked out, so both say the same thing:
-# WB_NVCC, WB_CXX, WB_CATCH2_VERSION and WB_CATCH2_DIR, and (from common/config.mk's CUTLASS block)
-# WB_CUTLASS_INC and WB_CUTLASS. Run by hand, the script looks for each thing itself.
+# Where nvcc, Catch2 and CUTLASS are is worked out in one place, common/config.mk. The top-level
+# Makefile passes its answers (WB_NVCC, WB_CXX, WB_CATCH2_VERSION, WB_CATCH2_DIR, WB_CUTLASS_INC,
+# WB_CUTLASS); run by hand (tools/setup.sh does), the script asks config.mk through make.
 # Exit status: 2 when something without which nothing builds is missing (nvcc, g++), else 0:
 # Catch2 stops only the test builds, and OpenBLAS, matplotlib and CUTLASS are optional.
 set -u
@@ -24,11 +24,21 @@ found() { [ "$all" -eq 1 ] && echo "found: $1"; return 0; }
 missing() { echo "missing: $1"; }
 optional() { echo "missing (optional): $1"; }
 
+# ---- what common/config.mk found, when make did not pass it --------------------------------------
+if [ -z "${WB_NVCC+set}" ]; then
+  if command -v make >/dev/null 2>&1; then
+    while IFS='=' read -r name value; do declare "$name=$value"; done < <(
+      make -s --no-print-directory -f common/config.mk --eval 'wb-found: ; @printf "%s\n" \
+        "WB_NVCC=$(NVCC)" "WB_CXX=$(CXX)" "WB_CATCH2_VERSION=$(CATCH2_VERSION)" "WB_CATCH2_DIR=$(CATCH2_DIR)" \
+        "WB_CUTLASS_INC=$(CUTLASS_INC)" "WB_CUTLASS=$(CUTLASS)"' wb-found 2>/dev/null)
+  else
+    missing "make (nothing builds without it): $apt g++ make"
+    fatal=1
+  fi
+fi
+
 # ---- nvcc and g++: nothing builds without them ---------------------------------------------------
 nvcc=${WB_NVCC:-}
-if [ -z "$nvcc" ]; then
-  if [ -x /usr/local/cuda/bin/nvcc ]; then nvcc=/usr/local/cuda/bin/nvcc; else nvcc=$(command -v nvcc || true); fi
-fi
 if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
   found "nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') ($nvcc)"
 else
@@ -44,15 +54,7 @@ else
 fi
 
 # ---- Catch2: the tests ---------------------------------------------------------------------------
-if [ -n "${WB_CATCH2_VERSION+set}" ]; then
-  catch2_version=$WB_CATCH2_VERSION catch2_dir=${WB_CATCH2_DIR:-}
-else
-  catch2_version="" catch2_dir=""
-  for d in ${CATCH2_INC:-/usr/include /usr/local/include}; do
-    if [ -e "$d/catch2/catch_test_macros.hpp" ]; then catch2_version=3 catch2_dir=$d; break; fi
-    if [ -e "$d/catch2/catch.hpp" ]; then catch2_version=2 catch2_dir=$d; break; fi
-  done
-fi
+catch2_version=${WB_CATCH2_VERSION:-} catch2_dir=${WB_CATCH2_DIR:-}
 if [ -n "$catch2_version" ]; then
   found "Catch2 v$catch2_version ($catch2_dir)"
 else
@@ -88,20 +90,10 @@ else
 fi
 
 # ---- CUTLASS: chapter 07's CUTLASS rows ----------------------------------------------------------
-if [ "${WB_CUTLASS:-}" = 0 ] || [ "${CUTLASS:-}" = 0 ]; then
+if [ "${WB_CUTLASS:-}" = 0 ]; then
   [ "$all" -eq 1 ] && echo "off: CUTLASS (CUTLASS=0): chapter 07 builds without its CUTLASS rows"
 else
-  if [ -n "${WB_CUTLASS_INC+set}" ]; then
-    cutlass_inc=$WB_CUTLASS_INC
-  elif [ -n "${CUTLASS_INC:-}" ]; then
-    cutlass_inc=$CUTLASS_INC
-  else
-    # Where `python3 -m pip install nvidia-cutlass` puts the C++ headers (no import: the package's
-    # Python dependencies are not needed for the headers).
-    cutlass_inc=$([ -n "$python" ] && "$python" -c 'import importlib.util as u, os
-s = u.find_spec("cutlass_library")
-print(os.path.join(s.submodule_search_locations[0], "source", "include") if s else "")' 2>/dev/null)
-  fi
+  cutlass_inc=${WB_CUTLASS_INC:-}
   if [ -n "$cutlass_inc" ] && [ -e "$cutlass_inc/cutlass/cutlass.h" ]; then
     found "CUTLASS ($cutlass_inc)"
   else
