@@ -45,7 +45,7 @@ while [ $# -gt 0 ]; do
     --manifest) [ $# -ge 2 ] || usage; manifest=$2; shift 2 ;;
     --submission) [ $# -ge 2 ] || usage; submission=$2; shift 2 ;;
     --seed) [ $# -ge 2 ] || usage; seed=$2; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage ;;
   esac
 done

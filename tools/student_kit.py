@@ -367,7 +367,11 @@ def git_head(repo):
         r = subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-    return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else "unknown"
+    if r.returncode != 0 or not r.stdout.strip():
+        return "unknown"
+    dirty = subprocess.run(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True, timeout=20).stdout.strip()
+    return r.stdout.strip() + ("-dirty" if dirty else "")
 
 
 def kit_rubric(repo, homework):
@@ -459,6 +463,11 @@ def cmd_make(kit, repo=ROOT, homework=None, manifest=None):
         n_todo = len(regions.get(p, []))
         print(f"  {p}: {n_todo} TODO, {sum(r.kind == INSTRUCTOR for r in rs)} left out")
     print(f"student_kit: the grader's manifest of this kit: {manifest} (keep it; never hand it out)")
+    with open(manifest, encoding="utf-8") as f:
+        commit = json.load(f)["workbook_git"]
+    if commit.endswith("-dirty"):
+        print(f"student_kit: warning: the kit holds uncommitted edits of the workbook ({commit}): the grader must "
+              "then run from this same working tree; commit first to grade from any checkout", file=sys.stderr)
     from kit_leaks import describe_leak, find_leaks
     leaks = find_leaks(kit, repo, chapters=homework)
     if leaks:
@@ -488,7 +497,7 @@ def cmd_restore(kit, repo):
         with open(os.path.join(repo, p), "rb") as f:
             original = f.read().decode("utf-8")
         rebuilt[p] = put_solutions_back(kit_text, original, p)
-    for p in sorted(INSTRUCTOR_ONLY):
+    for p in sorted(INSTRUCTOR_ONLY | {RUBRIC}):  # the kit holds stubs and the rubric cut to the homework
         if os.path.isfile(os.path.join(repo, p)):
             with open(os.path.join(repo, p), "rb") as f:
                 rebuilt[p] = f.read().decode("utf-8")
@@ -497,7 +506,7 @@ def cmd_restore(kit, repo):
         with open(os.path.join(kit, p), "wb") as f:
             f.write(text.encode("utf-8"))
     print(f"student_kit: restored {sum(len(r) for r in found.values())} region(s) in {len(found)} "
-          f"file(s) of {kit} from {repo}, and the instructors' guide")
+          f"file(s) of {kit} from {repo}, and the instructors' guide and the rubric")
     return 0
 
 
