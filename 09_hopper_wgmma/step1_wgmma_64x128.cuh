@@ -51,8 +51,13 @@ __global__ void __launch_bounds__(Cfg::THREADS) wgmma_64x128_kernel(const __grid
         __syncwarp();  // wgmma is .aligned: warp 0 must be converged again
         const int s = kt % Cfg::STAGES;
         mbar_wait(ring.full(s), (kt / Cfg::STAGES) & 1);
-        mma_stage_then_wait<Cfg, 0>(acc, ring, s, wg * Cfg::WG_ROWS);  // stage s is read on return
-        if (lane == 0) mbar_arrive(ring.empty(s));                      // so the slot may be refilled
+        fence_accumulators(acc);
+        wgmma_fence();
+        mma_stage<Cfg>(acc, ring, s, wg * Cfg::WG_ROWS);
+        wgmma_commit();
+        wgmma_wait<0>();  // this stage's reads are done: the slot may be refilled
+        fence_accumulators(acc);
+        if (lane == 0) mbar_arrive(ring.empty(s));
     }
     store_tile<Cfg>(acc, p, m0 + wg * Cfg::WG_ROWS, n0);
 }

@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) warp_specialized_kernel(const
         for (int kt = 0; kt < k_tiles; ++kt) {
             const int s = kt % Cfg::STAGES;
             mbar_wait(ring.full(s), (kt / Cfg::STAGES) & 1);
-            mma_stage_then_wait<Cfg, 1>(acc, ring, s, wg_row0);  // the previous k-tile's group is done
+            mma_stage_overlapped<Cfg>(acc, ring, s, wg_row0);  // returns when the previous group is done
             if (previous >= 0) release(previous);
             previous = s;
         }

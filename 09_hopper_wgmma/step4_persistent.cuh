@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) persistent_kernel(const __gri
             for (int kt = 0; kt < k_tiles; ++kt, ++use) {
                 const int s = use % Cfg::STAGES;
                 mbar_wait(ring.full(s), (use / Cfg::STAGES) & 1);
-                mma_stage_then_wait<Cfg, 1>(acc, ring, s, wg_row0);  // the previous k-tile's group is done
+                mma_stage_overlapped<Cfg>(acc, ring, s, wg_row0);  // returns when the previous group is done
                 if (previous >= 0) release(previous);
                 previous = s;
             }

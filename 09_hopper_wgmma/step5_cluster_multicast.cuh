@@ -136,7 +136,7 @@ __global__ void __cluster_dims__(Cfg::CLUSTER, 1, 1) __launch_bounds__(Cfg::THRE
             for (int kt = 0; kt < k_tiles; ++kt, ++use) {
                 const int s = use % Cfg::STAGES;
                 mbar_wait(ring.full(s), (use / Cfg::STAGES) & 1);
-                mma_stage_then_wait<Cfg, 1>(acc, ring, s, wg_row0);  // the previous k-tile's group is done
+                mma_stage_overlapped<Cfg>(acc, ring, s, wg_row0);  // returns when the previous group is done
                 if (previous >= 0) release(previous);
                 previous = s;
             }

@@ -9,7 +9,7 @@
 //   StageRing            where stage s's A tile, B tile and two barriers live in shared memory
 //   load_stage           the copying thread's work for one k-tile: announce the bytes, start the copies
 //   mma_stage            a consumer warpgroup's wgmmas for one k-tile: BK / K_STEP per 64 rows
-//   mma_stage_then_wait  mma_stage as one committed group, then wait until at most IN_FLIGHT run
+//   mma_stage_overlapped steps 3-5: mma_stage as one group, left running while the previous one ends
 //   store_tile           the epilogue: accumulators to C with alpha and beta, guarded at the edges
 #pragma once
 
@@ -164,22 +164,22 @@ __device__ __forceinline__ void mma_stage(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2
     // END SOLUTION
 }
 
-// Stage s's wgmmas issued as one group, then a wait until at most IN_FLIGHT groups still run. A
-// running group still reads its stage and writes the accumulators, so a slot may be released only
-// once the group reading it has been waited for. Steps 1-2 wait for all (IN_FLIGHT = 0): stage s is
-// free on return. Steps 3-5 leave this group running (1): the group before it is done, so the slot
-// of the previous k-tile is free. The accumulator fences keep the compiler from moving reads or
-// writes of acc across the asynchronous wgmmas; wgmma.fence orders the warps' earlier register
-// writes (zeroing, the last epilogue) before the wgmmas.
-template <class Cfg, int IN_FLIGHT>
-__device__ __forceinline__ void mma_stage_then_wait(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2], const StageRing<Cfg>& ring,
-                                                    int s, int wg_row0) {
-    // BEGIN SOLUTION: fence, stage s's wgmmas (mma_stage), commit; wait till IN_FLIGHT groups are left
+// Steps 3-5: a consumer warpgroup's math on stage s, overlapped with what comes next. Stage s's
+// wgmmas are issued as one group, then the warps wait until only that group still runs (wait_group
+// 1): the group before it, which read the previous k-tile's slot, is done, so that slot may be
+// released while this one computes. (Steps 1-2 wait for all, wait_group 0, and stall the tensor
+// core at every stage.) The accumulator fences keep the compiler from moving reads or writes of acc
+// across the asynchronous wgmmas; wgmma.fence orders the warps' earlier register writes (zeroing,
+// the last epilogue) before the wgmmas.
+template <class Cfg>
+__device__ __forceinline__ void mma_stage_overlapped(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2], const StageRing<Cfg>& ring,
+                                                     int s, int wg_row0) {
+    // BEGIN SOLUTION: fence, stage s's wgmmas (mma_stage), commit; wait till one group is left
     fence_accumulators(acc);
     wgmma_fence();
     mma_stage<Cfg>(acc, ring, s, wg_row0);
     wgmma_commit();
-    wgmma_wait<IN_FLIGHT>();
+    wgmma_wait<1>();  // the previous k-tile's group is done reading its slot
     fence_accumulators(acc);
     // END SOLUTION
 }
