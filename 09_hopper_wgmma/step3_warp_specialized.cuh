@@ -39,6 +39,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) warp_specialized_kernel(const
         if (threadIdx.x == 0) {
             for (int kt = 0; kt < k_tiles; ++kt) {
                 const int s = kt % Cfg::STAGES;
+                // until its previous use is released (first pass: parity 1, complete on a fresh barrier)
                 mbar_wait(ring.empty(s), ((kt / Cfg::STAGES) & 1) ^ 1);
                 load_stage(ring, s, p, t.m * Cfg::BM, t.n * Cfg::BN, kt);
             }

@@ -44,6 +44,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) persistent_kernel(const __gri
                 const wb::TileIndex t = wb::tile_of_block(tile, tiles_m, tiles_n, p.group_rows);
                 for (int kt = 0; kt < k_tiles; ++kt, ++use) {
                     const int s = use % Cfg::STAGES;
+                    // until its previous use is released (first pass: parity 1, complete on a fresh barrier)
                     mbar_wait(ring.empty(s), ((use / Cfg::STAGES) & 1) ^ 1);
                     load_stage(ring, s, p, t.m * Cfg::BM, t.n * Cfg::BN, kt);
                 }

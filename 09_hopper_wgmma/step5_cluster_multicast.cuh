@@ -115,6 +115,7 @@ __global__ void __cluster_dims__(Cfg::CLUSTER, 1, 1) __launch_bounds__(Cfg::THRE
                 const wb::TileIndex t = tile_of(g);
                 for (int kt = 0; kt < k_tiles; ++kt, ++use) {
                     const int s = use % Cfg::STAGES;
+                    // until its previous use is released (first pass: parity 1, complete on a fresh barrier)
                     mbar_wait(ring.empty(s), ((use / Cfg::STAGES) & 1) ^ 1);
                     load_stage_multicast(ring, s, p, t.m * Cfg::BM, t.n * Cfg::BN, kt, rank);
                 }
