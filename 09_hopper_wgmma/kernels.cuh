@@ -28,8 +28,12 @@
 //                              transposed copy of B (TF32 wgmma has no transposed operand)
 //
 // The files, in reading order: hopper_ptx.cuh (each instruction, wrapped and explained),
-// tensor_maps.cuh (the host side of TMA and the padded copy), wgmma_steps.cuh (the kernels), this
-// file (launchers and the ladder table).
+// tensor_maps.cuh (the host side of TMA and the padded copy), wgmma_pipeline.cuh (what every step
+// shares: the configuration, the ring of stages, one stage's copies and wgmmas, the epilogue), then
+// one file per step, each holding that step's configuration and kernel: step1_wgmma_64x128.cuh,
+// step2_wgmma_128x256.cuh, step3_warp_specialized.cuh, step4_persistent.cuh (also step 6's kernel),
+// step5_cluster_multicast.cuh. `diff stepN_*.cuh stepN+1_*.cuh` shows what step N + 1 adds. Last,
+// this file: the launchers and the ladder table.
 //
 // Any shape: TMA fills boxes that reach past the matrix with zeros, the epilogue guards the edges of
 // C, and a matrix TMA cannot describe (a row pitch or base address that is not a multiple of 16
@@ -44,23 +48,43 @@
 
 #include "../common/device.cuh"
 #include "../common/gemm_harness.cuh"
+#include "step1_wgmma_64x128.cuh"
+#include "step2_wgmma_128x256.cuh"
+#include "step3_warp_specialized.cuh"
+#include "step4_persistent.cuh"
+#include "step5_cluster_multicast.cuh"
 #include "tensor_maps.cuh"
-#include "wgmma_steps.cuh"
 
 namespace hopper {
 
-// ---- The configurations of the ladder --------------------------------------------------------------
-// WgmmaTiling<T, BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT> (wgmma_steps.cuh). Shared memory
-// per stage: (BM + BN) * 128 bytes, whatever the input type.
-template <class T> using Wgmma64x128 = WgmmaTiling<T, 64, 128, 4, 1, false, false>;               // step 1: 96 KB
-template <class T> using Wgmma128x256 = WgmmaTiling<T, 128, 256, 4, 2, false, false>;             // step 2: 192 KB
-template <class T> using WarpSpecialized128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, false>;    // step 3
-template <class T> using Persistent128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, true>;          // steps 4, 6
-// Step 5: clusters of 2 blocks sharing B by multicast, C staged through 32 KB of shared memory and
-// written by TMA stores (225 KB in all).
-template <class T> using Cluster2Persistent128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, true, 2, true>;
+// The ladder's configurations are named in the step files: Wgmma64x128, Wgmma128x256,
+// WarpSpecialized128x256, Persistent128x256 (steps 4 and 6) and Cluster2Persistent128x256, each a
+// WgmmaTiling<T, BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT, CLUSTER, TMA_STORE>
+// (wgmma_pipeline.cuh). Shared memory per stage: (BM + BN) * 128 bytes, whatever the input type.
 
 constexpr int kBand = 8;  // tile rows per band of the tile order (wb::tile_of_block)
+
+// Which step's kernel runs a configuration: the one written for its roles (each kernel checks them
+// again with a static_assert). This is machinery, not a step. Steps 1 and 2 differ only in their
+// configurations: one consumer warpgroup runs step 1's kernel, more run step 2's. A persistent
+// configuration with a cluster or with the staged epilogue runs step 5's kernel (lab/step5_parts_09
+// uses both halves): with TMA_STORE false it keeps step 4's epilogue (p.c_tma is never set), with
+// CLUSTER = 1 each cluster is a single block.
+template <class Cfg>
+constexpr auto kernel_for() {
+    if constexpr (!Cfg::PRODUCER) {
+        if constexpr (Cfg::CONSUMERS == 1)
+            return wgmma_64x128_kernel<Cfg>;
+        else
+            return wgmma_128x256_kernel<Cfg>;
+    } else if constexpr (!Cfg::PERSISTENT) {
+        return warp_specialized_kernel<Cfg>;
+    } else if constexpr (Cfg::CLUSTER == 1 && !Cfg::TMA_STORE) {
+        return persistent_kernel<Cfg>;
+    } else {
+        return cluster_multicast_kernel<Cfg>;
+    }
+}
 
 // How many clusters of Cfg::CLUSTER blocks the GPU runs at once (each block wants a whole SM's
 // shared memory). Without clusters that is the SM count; with them it can be less, because a cluster
@@ -133,7 +157,7 @@ void launch_wgmma(int M, int N, int K, float alpha, const typename Cfg::T* A, co
         grid = dim3(std::min(wb::ceil_div(tiles_m, Cfg::CLUSTER) * tiles_n, resident_clusters<Cfg, KERNEL>()) *
                     Cfg::CLUSTER);
     else if constexpr (Cfg::PRODUCER)
-        grid = dim3(tiles_m * tiles_n);  // wgmma_specialized numbers its tiles itself
+        grid = dim3(tiles_m * tiles_n);  // warp_specialized_kernel numbers its tiles itself
     else
         grid = dim3(tiles_n, tiles_m);   // wb::this_block_tile reads (x, y)
     wb::launch_tiled<KERNEL, Cfg::THREADS, Cfg::SMEM_BYTES>(p, grid, stream);
@@ -143,18 +167,12 @@ void launch_wgmma(int M, int N, int K, float alpha, const typename Cfg::T* A, co
 template <class Cfg>
 void run_step(int M, int N, int K, float alpha, const typename Cfg::T* A, const typename Cfg::T* B, float beta,
               float* C, cudaStream_t stream) {
-    if constexpr (Cfg::PRODUCER)
-        launch_wgmma<Cfg, wgmma_specialized<Cfg>>(M, N, K, alpha, A, B, beta, C, stream);
-    else
-        launch_wgmma<Cfg, wgmma_pipelined<Cfg>>(M, N, K, alpha, A, B, beta, C, stream);
+    launch_wgmma<Cfg, kernel_for<Cfg>()>(M, N, K, alpha, A, B, beta, C, stream);
 }
 
 template <class Cfg>
 wb::KernelInfo info() {
-    if constexpr (Cfg::PRODUCER)
-        return {(const void*)wgmma_specialized<Cfg>, Cfg::THREADS, Cfg::SMEM_BYTES};
-    else
-        return {(const void*)wgmma_pipelined<Cfg>, Cfg::THREADS, Cfg::SMEM_BYTES};
+    return {(const void*)kernel_for<Cfg>(), Cfg::THREADS, Cfg::SMEM_BYTES};
 }
 
 }  // namespace hopper

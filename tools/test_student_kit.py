@@ -368,7 +368,7 @@ class Kit(unittest.TestCase):
     def test_a_copied_chapter_09_solution_is_caught(self):
         # Chapter 09's regions are short (the wgmma issue sequence is a few calls): the scan must
         # still find each of them copied into another file of the kit, renamed or not.
-        name = "09_hopper_wgmma/wgmma_steps.cuh"
+        name = "09_hopper_wgmma/wgmma_pipeline.cuh"
         lines = read_bytes(os.path.join(ROOT, name)).decode("utf-8").splitlines(keepends=True)
         regions = [r for r in self.found[name] if r.kind == sk.SOLUTION]
         self.assertEqual(len(regions), 3)

@@ -1,0 +1,159 @@
+// step5_cluster_multicast.cuh - step 5 of chapter 09 (variant cluster_multicast): step 4 in clusters
+// of two blocks on vertically neighbouring tiles, which need the same B tile: each block copies half
+// of B's boxes into both (TMA multicast), so B is read from L2 once for two tiles of C. And C leaves
+// through shared memory by TMA stores instead of each thread's own stores.
+#pragma once
+
+#include "wgmma_pipeline.cuh"
+
+namespace hopper {
+
+// Step 5's configuration: step 4's, in clusters of 2, with two 8 KB buffers of C per consumer for
+// the TMA stores (225 KB of shared memory in all).
+template <class T>
+using Cluster2Persistent128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, true, 2, true>;
+
+// load_stage for a block of a cluster: A as there; of B's 64-column boxes, block `rank` copies those
+// with j % CLUSTER == rank, each into every block of the cluster. Each block still receives the
+// whole stage, so it still expects STAGE_BYTES.
+template <class Cfg>
+__device__ __forceinline__ void load_stage_multicast(const StageRing<Cfg>& ring, int s, const WgmmaParams& p, int m0,
+                                                     int n0, int kt, int rank) {
+    mbar_arrive_expect_tx(ring.full(s), Cfg::STAGE_BYTES);
+    tma_load_2d(ring.a(s), &p.map_a, ring.full(s), kt * Cfg::BK, m0);
+    constexpr uint16_t everyone = (1u << Cfg::CLUSTER) - 1;
+#pragma unroll
+    for (int j = rank; j < Cfg::BN / 64; j += Cfg::CLUSTER)
+        tma_load_2d_multicast(ring.b(s) + j * Cfg::B_BOX_BYTES, &p.map_b, ring.full(s), n0 + 64 * j, kt * Cfg::BK,
+                              everyone);
+}
+
+// The epilogue of one consumer warpgroup (64 rows), through shared memory: the accumulators go, with
+// alpha and beta applied, into a buffer of 64 rows x 32 floats laid out with TMA's 128-byte swizzle
+// (16-byte chunk c of row r sits at chunk c ^ (r % 8): the warp's writes spread over all banks), then
+// one thread stores the buffer with TMA, which clips what lies outside C. Two buffers alternate;
+// before refilling one, its store issued two chunks earlier must have finished reading it.
+template <class Cfg>
+__device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2], const WgmmaParams& p,
+                                               const StageRing<Cfg>& ring, int consumer, int row0, int col0) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int barrier_id = 1 + consumer;  // named barrier of this warpgroup (0 is __syncthreads)
+#pragma unroll
+    for (int j = 0; j < Cfg::BN / Cfg::C_CHUNK_COLS; ++j) {
+        float* buf = ring.c_chunk(consumer, j % 2);
+        if (t == 0) bulk_wait_group_read<1>();
+        named_barrier_sync(barrier_id, 128);
+#pragma unroll
+        for (int jj = 0; jj < Cfg::C_CHUNK_COLS / 8; ++jj) {
+            const int slice = j * (Cfg::C_CHUNK_COLS / 8) + jj;  // 8-column slice of the accumulator
+            const int col = 8 * jj + 2 * (lane % 4);              // column inside the chunk (even)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = warp * 16 + lane / 4 + 8 * h;
+                float v0 = p.alpha * acc[0][4 * slice + 2 * h], v1 = p.alpha * acc[0][4 * slice + 2 * h + 1];
+                if (p.beta != 0.0f) {  // C is read only when beta != 0 (it may hold NaN otherwise)
+                    const int row = row0 + r, gcol = col0 + j * Cfg::C_CHUNK_COLS + col;
+                    const float* c = p.C + size_t(row) * p.N + gcol;
+                    if (row < p.M && gcol < p.N) v0 += p.beta * c[0];
+                    if (row < p.M && gcol + 1 < p.N) v1 += p.beta * c[1];
+                }
+                const int chunk16 = (col / 4) ^ (r % 8);
+                *reinterpret_cast<float2*>(reinterpret_cast<uint8_t*>(buf) + r * 128 + chunk16 * 16 + (col % 4) * 4) =
+                    make_float2(v0, v1);
+            }
+        }
+        fence_proxy_async_smem();  // these writes must be visible to the TMA unit's reads
+        named_barrier_sync(barrier_id, 128);
+        if (t == 0) {
+            tma_store_2d(&p.map_c, buf, col0 + j * Cfg::C_CHUNK_COLS, row0);
+            bulk_commit_group();
+        }
+    }
+}
+
+// The grid is one cluster of CLUSTER blocks per CLUSTER SMs (as many as fit at once). A tile group
+// is CLUSTER vertically neighbouring tiles, one per block; cluster q takes tile groups q, q +
+// clusters, ... in the banded order of wb::tile_of_block. A slot is released to every block of the
+// cluster, since all of them copy into it. Where C cannot be written by TMA (p.c_tma false: a
+// pitch or address that is not a multiple of 16 bytes) the epilogue is step 4's store_tile.
+template <class Cfg>
+__global__ void __cluster_dims__(Cfg::CLUSTER, 1, 1) __launch_bounds__(Cfg::THREADS, 1)
+    cluster_multicast_kernel(const __grid_constant__ WgmmaParams p) {
+    static_assert(Cfg::PRODUCER && Cfg::PERSISTENT && Cfg::WG_MMAS == 1,
+                  "step 5: a producer warpgroup, persistent clusters, one 64-row slice per consumer");
+    extern __shared__ uint8_t smem_raw[];
+    const StageRing<Cfg> ring(smem_raw);
+    const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+    const int rank = int(cluster_ctarank());
+    const int tiles_m = wb::ceil_div(p.M, Cfg::BM), tiles_n = wb::ceil_div(p.N, Cfg::BN);
+    const int group_rows = wb::ceil_div(tiles_m, Cfg::CLUSTER);  // rows of tile groups
+    const int groups = group_rows * tiles_n;
+    // This cluster's tile groups: first, first + step, ...
+    const int first = int(blockIdx.x) / Cfg::CLUSTER, step = int(gridDim.x) / Cfg::CLUSTER;
+    const int k_tiles = wb::ceil_div(p.K, Cfg::BK);
+    // The tile of group g this block computes (it may lie below the matrix when tiles_m is not a
+    // multiple of CLUSTER: its copies of A are all zeros and its stores are all clipped, but it
+    // still copies its share of B for its neighbour).
+    auto tile_of = [&](int g) {
+        const wb::TileIndex t = wb::tile_of_block(g, group_rows, tiles_n, p.group_rows);
+        return wb::TileIndex{t.m * Cfg::CLUSTER + rank, t.n};
+    };
+
+    if (threadIdx.x == 0) {
+        ring.init();
+        tma_prefetch_map(&p.map_a);
+        tma_prefetch_map(&p.map_b);
+    }
+    cluster_sync();  // every barrier of every block of the cluster exists before anyone uses it
+
+    if (wg == 0) {
+        // 40 registers are plenty to compute addresses; the freed ones go to the consumers.
+        setmaxnreg_dec<40>();
+        if (threadIdx.x == 0) {
+            int use = 0;  // k-tiles loaded so far by this block, over all its tiles
+            for (int g = first; g < groups; g += step) {
+                const wb::TileIndex t = tile_of(g);
+                for (int kt = 0; kt < k_tiles; ++kt, ++use) {
+                    const int s = use % Cfg::STAGES;
+                    // until its previous use is released (first pass: parity 1, complete on a fresh barrier)
+                    mbar_wait(ring.empty(s), ((use / Cfg::STAGES) & 1) ^ 1);
+                    load_stage_multicast(ring, s, p, t.m * Cfg::BM, t.n * Cfg::BN, kt, rank);
+                }
+            }
+        }
+    } else {
+        setmaxnreg_inc<Cfg::CONSUMERS == 1 ? 240 : 232>();
+        const int consumer = wg - 1, wg_row0 = consumer * Cfg::WG_ROWS;
+        auto release = [&](int s) {
+            if (lane == 0)
+                for (int cta = 0; cta < Cfg::CLUSTER; ++cta) mbar_arrive_cluster(ring.empty(s), cta);
+        };
+        int use = 0;  // must step exactly as the producer's
+        float acc[Cfg::WG_MMAS][Cfg::BN / 2];
+        for (int g = first; g < groups; g += step) {
+            const wb::TileIndex t = tile_of(g);
+            zero<Cfg>(acc);
+            int previous = -1;  // the slot whose wgmmas may still be running
+            for (int kt = 0; kt < k_tiles; ++kt, ++use) {
+                const int s = use % Cfg::STAGES;
+                mbar_wait(ring.full(s), (use / Cfg::STAGES) & 1);
+                mma_stage_overlapped<Cfg>(acc, ring, s, wg_row0);  // returns when the previous group is done
+                if (previous >= 0) release(previous);
+                previous = s;
+            }
+            wgmma_wait<0>();
+            fence_accumulators(acc);
+            release(previous);
+            if (p.c_tma)
+                store_tile_tma<Cfg>(acc, p, ring, consumer, t.m * Cfg::BM + wg_row0, t.n * Cfg::BN);
+            else
+                store_tile<Cfg>(acc, p, t.m * Cfg::BM + wg_row0, t.n * Cfg::BN);
+        }
+        if (threadIdx.x % 128 == 0) bulk_wait_group_read<0>();  // shared memory must outlive the stores
+    }
+    // A block must not exit while its neighbour may still multicast into it or arrive on its barriers.
+    __syncwarp();  // barrier.cluster is .aligned: each warp converged
+    cluster_sync();
+}
+
+}  // namespace hopper
