@@ -322,6 +322,16 @@ def inside(path, folder):
 
 # ---- the commands -------------------------------------------------------------------------------------
 
+def is_kit(root):
+    """True when `root` is a starter kit rather than the workbook: its instructors' guide is the stub."""
+    path = os.path.join(root, "docs/INSTRUCTORS.md")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read() == GUIDE_STUBS["docs/INSTRUCTORS.md"]
+    except OSError:
+        return False
+
+
 def chapters_of(repo):
     """The chapter folders of a workbook (NN_name), sorted."""
     return sorted(d for d in os.listdir(repo) if re.fullmatch(r"\d\d_\w+", d) and os.path.isdir(os.path.join(repo, d)))

@@ -311,7 +311,7 @@ def workbook_has_regions():
         return False
 
 
-@unittest.skipUnless(workbook_has_regions(), "this is a student kit: its solution regions were taken out")
+@unittest.skipIf(sk.is_kit(ROOT) or not workbook_has_regions(), "this is a student kit: its solution regions were taken out")
 class Workbook(unittest.TestCase):
     """One kit of this workbook, made with the real command line, and three planted halves."""
 

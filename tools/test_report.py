@@ -35,9 +35,17 @@ def fixture_rows():
         return list(csv.DictReader(f))
 
 
+# A rubric without "homework": every chapter. The tests use it unless they name another, so they
+# hold in a homework kit too, whose own rubric names only the homework's chapters.
+ALL_CHAPTERS = os.path.join(tempfile.mkdtemp(prefix="wb-report-rubric-"), "rubric.json")
+with open(ALL_CHAPTERS, "w", encoding="utf-8") as _f:
+    _f.write('{"chapters": {}}\n')
+
+
 def run(cmd, env_extra=None, cwd=ROOT):
     env = dict(os.environ)
     env.pop("STUDENT_ID", None)
+    env["REPORT_RUBRIC"] = ALL_CHAPTERS
     env.update(env_extra or {})
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
 
