@@ -671,11 +671,12 @@ def score(g, rubric_path):
         n = len(here)
         own = [r for r in here if r["own"]]
         good = [r for r in own if r["correct"]]
-        if not expected:
+        if not expected and os.path.exists(os.path.join(g, f"variants_{chapter}.txt")):
             notes.append("no variants ran")
         # ---- points
         if per_variant:
-            frac_own = len(own) / n if n else 0.0
+            # A chapter without variants (00: the setup) is judged by its tests and its program alone.
+            frac_own = len(own) / n if n else (0.0 if expected else 1.0)
             if rules.get("tests"):
                 pts += rules["tests"] * (tp / (tp + tf) if tp + tf else 0.0) * frac_own if t and t[3] in ("0", "1") \
                     else 0.0

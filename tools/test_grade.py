@@ -569,6 +569,20 @@ class Scoring(unittest.TestCase):
         self.assertEqual((ch["points"], ch["max_points"]), ("0", "0"))
         self.assertIn("not gradable on this GPU (needs compute capability 9.0)", ch["note"])
 
+    def test_the_setup_chapter_is_judged_by_its_tests_and_its_program(self):
+        g = os.path.join(self.tmp, "g00")
+        os.makedirs(g)
+        write(os.path.join(g, "homework.txt"), "00_env_check\n")
+        write(os.path.join(g, "results.tsv"), "bench_shape\t-\t256\nbuild\tcommon\tok\nbuild\t00_env_check\tok\n"
+              "program\t00_env_check\t0\ntests\t00_env_check\t19\t1\t0\t1\n")
+        rubric = os.path.join(self.tmp, "r00.json")
+        write(rubric, json.dumps({"chapters": {"00_env_check": {"tests": 2, "program": 1}}}))
+        r = run(["python3", GRADE_PY, "score", g, "--rubric", rubric])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ch = next(x for x in read_rows(os.path.join(g, "grade.csv")) if x["kind"] == "chapter")
+        self.assertAlmostEqual(float(ch["points"]), 2 * 19 / 20 + 1)
+        self.assertNotIn("no variants ran", ch["note"])
+
     def test_a_variant_without_rows_is_failed(self):
         g = os.path.join(self.tmp, "g")
         write_run(g, {"a": (31, "PASS")})
