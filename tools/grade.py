@@ -46,6 +46,7 @@ import sys
 
 import student_kit as sk
 import wb_shapes
+from bench_summary import number  # a CSV number, or None
 from wb_shapes import shape_text
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
@@ -71,13 +72,6 @@ def now():
 def read_text(path):
     with open(path, "rb") as f:
         return f.read().decode("utf-8", "replace")
-
-
-def number(text):
-    try:
-        return float(text) if text not in (None, "") else None
-    except ValueError:
-        return None
 
 
 # ==== assemble: the tree to grade ===================================================================
