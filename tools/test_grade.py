@@ -326,7 +326,7 @@ class StandInGrading(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="wb-grade-e2e-")
         cls.wb = os.path.join(cls.tmp, "wb")
         for rel in ("grade.sh", "grade.py", "student_kit.py", "kit_leaks.py", "wb_shapes.py", "gpu_needs.sh",
-                    "sass_loop.py"):
+                    "sass_loop.py", "bench_summary.py"):
             os.makedirs(os.path.join(cls.wb, "tools"), exist_ok=True)
             shutil.copy(os.path.join(TOOLS, rel), os.path.join(cls.wb, "tools", rel))
         rubric = {"name": "stand-in", "bench_shape": "256", "scoring": "per_variant",
