@@ -59,7 +59,6 @@ command -v python3 >/dev/null 2>&1 || { echo "grade: python3 is needed (install 
 submission=$(cd "$submission" && pwd) manifest=$(cd "$(dirname "$manifest")" && pwd)/$(basename "$manifest")
 rubric=$(cd "$(dirname "$rubric")" && pwd)/$(basename "$rubric")
 G=${GRADE_DIR:-grade}
-mkdir -p "$(dirname "$G")" 2>/dev/null
 if [ -e "$G" ] && { [ ! -d "$G" ] || { [ -n "$(ls -A "$G" 2>/dev/null)" ] && [ ! -e "$G/.grade-dir" ]; }; }; then
   echo "grade: GRADE_DIR $G exists and is not a folder this grader made: choose a new or empty one" >&2; exit 2
 fi

@@ -631,7 +631,7 @@ class Usage(unittest.TestCase):
     def test_without_a_gpu_exit_3_with_one_line_and_nothing_written(self):
         manifest = os.path.join(self.tmp, "m.json")
         write(manifest, "{}")
-        out = os.path.join(self.tmp, "grade")
+        out = os.path.join(self.tmp, "grades", "s1")  # nothing is made, not even the parent folder
         fake = os.path.join(self.tmp, "fakebin")
         write(os.path.join(fake, "nvidia-smi"), "#!/bin/sh\necho 'GPU 0: Fake GPU (UUID: GPU-0)'\n", exe=True)
         path = fake + os.pathsep + os.environ["PATH"]
@@ -643,7 +643,7 @@ class Usage(unittest.TestCase):
             self.assertEqual(r.returncode, 3, (env, r.stdout, r.stderr))
             self.assertEqual(len(lines), 1, lines)
             self.assertRegex(lines[0], "^grade: no usable GPU .*nothing was graded$")
-            self.assertFalse(os.path.exists(out))
+            self.assertFalse(os.path.exists(os.path.dirname(out)))
         r = run(["make", "--no-print-directory", "grade", f"SUBMISSION={self.tmp}", f"KIT_MANIFEST={manifest}"],
                 {"GRADE_NO_GPU": "1", "GRADE_DIR": out})
         self.assertEqual(r.returncode, 2)  # make turns the script's 3 into its own 2; the guide says so
