@@ -40,8 +40,6 @@ import json
 import os
 import random
 import re
-import shutil
-import subprocess
 import sys
 
 import student_kit as sk
@@ -471,9 +469,8 @@ def sweep_shapes(seed):
 class Chapter:
     """What is known of one graded chapter's run, read from the grade folder."""
 
-    def __init__(self, g, name, recs):
+    def __init__(self, g, name):
         self.name = name
-        self.recs = recs
         self.variants = read_variants(os.path.join(g, f"variants_{name}.txt"))
         self.traces = read_trace(os.path.join(g, f"trace_{name}.tsv"))
         self.sass = read_sass(os.path.join(g, f"sass_{name}.txt"))
@@ -634,7 +631,7 @@ def score(g, rubric_path):
             summary.append(dict(chapter=chapter, build=built, tests="-", variants="-", points=0, max=max_pts, note=note))
             out_rows.append(dict(kind="chapter", chapter=chapter, build=built, points=0, max_points=max_pts, note=note))
             continue
-        ch = Chapter(g, chapter, recs)
+        ch = Chapter(g, chapter)
         t = recs["tests"].get(chapter)
         tp = tf = 0
         tests_text = "not run"
