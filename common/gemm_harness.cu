@@ -272,6 +272,46 @@ Timing GemmProblem::time(BgemmFn run, int warmup, int reps, cudaStream_t stream)
     return time_launches([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get(), st); }, warmup, reps, stream);
 }
 
+namespace {
+// The problem's launch of `f` on its own buffers, as a callable of the stream.
+template <class Fn, class In>
+auto on_problem(Fn f, const Shape& s, float alpha, const In* A, const In* B, float beta, float* C) {
+    return [=](cudaStream_t st) { f(s.m, s.n, s.k, alpha, A, B, beta, C, st); };
+}
+auto trace_window(const std::string& label) {
+    return [&label](auto&& body) {
+        KernelTrace::Window w(label);
+        body();
+    };
+}
+}  // namespace
+
+PairedTiming GemmProblem::time_paired(SgemmFn baseline, SgemmFn run, int warmup, int reps, cudaStream_t stream,
+                                      const std::string& trace_label) {
+    Impl& d = *impl_;
+    return wb::time_paired(on_problem(baseline, d.s, d.alpha, d.dA.get(), d.dB.get(), d.beta, d.dC.get()),
+                           on_problem(run, d.s, d.alpha, d.dA.get(), d.dB.get(), d.beta, d.dC.get()), warmup, reps,
+                           stream, trace_window(trace_label));
+}
+
+PairedTiming GemmProblem::time_paired(HgemmFn baseline, HgemmFn run, int warmup, int reps, cudaStream_t stream,
+                                      const std::string& trace_label) {
+    Impl& d = *impl_;
+    d.ensure_fp16();
+    return wb::time_paired(on_problem(baseline, d.s, d.alpha, d.dA16.get(), d.dB16.get(), d.beta, d.dC.get()),
+                           on_problem(run, d.s, d.alpha, d.dA16.get(), d.dB16.get(), d.beta, d.dC.get()), warmup,
+                           reps, stream, trace_window(trace_label));
+}
+
+PairedTiming GemmProblem::time_paired(BgemmFn baseline, BgemmFn run, int warmup, int reps, cudaStream_t stream,
+                                      const std::string& trace_label) {
+    Impl& d = *impl_;
+    d.ensure_bf16();
+    return wb::time_paired(on_problem(baseline, d.s, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get()),
+                           on_problem(run, d.s, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get()), warmup,
+                           reps, stream, trace_window(trace_label));
+}
+
 // ---- the chapter program -----------------------------------------------------------------------
 
 std::string build_git_commit() { return WB_GIT_COMMIT; }
@@ -399,9 +439,11 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
     std::printf("%s on %s (sm_%d%d, %d SMs, %.2f GHz): FP32 peak %.1f TFLOP/s, driver CUDA %s, runtime %s\n",
                 ch.name.c_str(), dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sms, dev.clock_ghz,
                 dev.peak_fp32_gflops / 1000, info.driver.c_str(), info.runtime.c_str());
-    std::printf("C = alpha*A*B + beta*C with alpha = %g, beta = %g; seed %llu; %d warm-up + %d timed launches, median shown%s\n\n",
+    std::printf("C = alpha*A*B + beta*C with alpha = %g, beta = %g; seed %llu; %d warm-up + %d timed launches, median shown%s\n",
                 opt.alpha, opt.beta, (unsigned long long)opt.seed, opt.warmup, opt.reps,
                 opt.check ? "" : "; verification OFF");
+    std::printf("each variant is timed in %d rounds alternating with cuBLAS; %% of cuBLAS is the median of the rounds' ratios\n\n",
+                std::max(1, std::min(opt.reps, kPairedRounds)));
     print_kernel_resources(ch, dev);
 
     auto peak_for = [&](Precision p) {
@@ -420,17 +462,22 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
         GemmProblem prob(s, opt.alpha, opt.beta, opt.seed);
         double baseline[kPrecisionCount] = {-1, -1, -1, -1};
 
-        auto emit = [&](ResultRow r, Precision p, const Timing* t, const CheckResult* c) {
+        // A paired timing (rounds > 0) carries its own baseline: the row's cuBLAS rate is that of
+        // the baseline's launches interleaved with the variant's, and % of cuBLAS is the median of
+        // the rounds' ratios.
+        auto emit = [&](ResultRow r, Precision p, const PairedTiming* t, const CheckResult* c) {
             r.dtype = to_string(p);
             r.shape = s;
             r.alpha = opt.alpha;
             r.beta = opt.beta;
             if (t) {
-                r.ms_median = t->ms_median;
-                r.ms_min = t->ms_min;
+                r.ms_median = t->variant.ms_median;
+                r.ms_min = t->variant.ms_min;
             }
-            r.baseline_gflops = baseline[index_of(p)];
+            const bool paired = t && t->rounds > 0 && t->baseline.ms_median > 0;
+            r.baseline_gflops = paired ? s.flops() / (t->baseline.ms_median * 1e6) : baseline[index_of(p)];
             derive_rates(r, peak_for(p));
+            if (paired && r.gflops > 0) r.pct_baseline = 100.0 * t->ratio;
             if (c) r.rel_err = c->rel_err;
             table.row(r);
             if (c && !c->pass) std::printf("    %s\n", c->describe().c_str());
@@ -459,12 +506,8 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
                     KernelTrace::Window w(label);
                     c = verify();
                 }
-                Timing t;
-                {
-                    KernelTrace::Window w(label);
-                    t = time();
-                }
-                if (is_baseline) baseline[index_of(p)] = s.flops() / (t.ms_median * 1e6);
+                const PairedTiming t = time(label);
+                if (is_baseline) baseline[index_of(p)] = s.flops() / (t.variant.ms_median * 1e6);
                 r.status = !checked ? "unchecked" : c.pass ? "PASS" : "FAIL";
                 failed = failed || (checked && !c.pass);
                 emit(r, p, &t, checked ? &c : nullptr);
@@ -482,29 +525,45 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
             }
         };
 
+        // The baselines alone, first: their own rows and the reference rate for a variant whose
+        // baseline could not run. Every variant is then timed in rounds alternating with its
+        // precision's cuBLAS call (time_paired).
+        auto alone = [&](auto lib) {
+            return [&, lib](const std::string& label) {
+                PairedTiming t;
+                KernelTrace::Window w(label);
+                t.variant = prob.time(lib, opt.warmup, opt.reps, stream);
+                return t;
+            };
+        };
+        auto against = [&](Precision p, auto lib, auto run) {
+            return [&, p, lib, run](const std::string& label) {
+                if (baseline[index_of(p)] <= 0) return alone(run)(label);
+                return prob.time_paired(lib, run, opt.warmup, opt.reps, stream, label);
+            };
+        };
+        auto sgemm_lib = [](Precision p) { return p == Precision::tf32 ? SgemmFn(cublas_tf32) : SgemmFn(cublas_sgemm); };
         for (Precision p : precisions) {
             if (p == Precision::fp16) {
                 measure("cublas_hgemm", p, 0, [&] { return prob.verify(cublas_hgemm, stream); },
-                        [&] { return prob.time(cublas_hgemm, opt.warmup, opt.reps, stream); }, true);
+                        alone(HgemmFn(cublas_hgemm)), true);
             } else if (p == Precision::bf16) {
                 measure("cublas_bgemm", p, 80, [&] { return prob.verify(cublas_bgemm, stream); },
-                        [&] { return prob.time(cublas_bgemm, opt.warmup, opt.reps, stream); }, true);
+                        alone(BgemmFn(cublas_bgemm)), true);
             } else {
-                SgemmFn lib = p == Precision::tf32 ? cublas_tf32 : cublas_sgemm;
                 measure(p == Precision::tf32 ? "cublas_tf32" : "cublas_sgemm", p, p == Precision::tf32 ? 80 : 0,
-                        [&] { return prob.verify(lib, p, stream); },
-                        [&] { return prob.time(lib, opt.warmup, opt.reps, stream); }, true);
+                        [&] { return prob.verify(sgemm_lib(p), p, stream); }, alone(sgemm_lib(p)), true);
             }
         }
         for (const SgemmVariant* v : sv)
             measure(v->name, v->precision, v->min_cc, [&] { return prob.verify(*v, stream); },
-                    [&] { return prob.time(v->run, opt.warmup, opt.reps, stream); }, false);
+                    against(v->precision, sgemm_lib(v->precision), v->run), false);
         for (const HgemmVariant* v : hv)
             measure(v->name, Precision::fp16, v->min_cc, [&] { return prob.verify(*v, stream); },
-                    [&] { return prob.time(v->run, opt.warmup, opt.reps, stream); }, false);
+                    against(Precision::fp16, HgemmFn(cublas_hgemm), v->run), false);
         for (const BgemmVariant* v : bv)
             measure(v->name, Precision::bf16, v->min_cc, [&] { return prob.verify(*v, stream); },
-                    [&] { return prob.time(v->run, opt.warmup, opt.reps, stream); }, false);
+                    against(Precision::bf16, BgemmFn(cublas_bgemm), v->run), false);
     }
     cudaStreamDestroy(stream);
     trace.write();

@@ -172,6 +172,14 @@ public:
     Timing time(SgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
     Timing time(HgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
     Timing time(BgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
+    // `run` timed in rounds alternating with `baseline` (timer.cuh's time_paired); only run's
+    // launches fall inside the kernel trace window labelled `trace_label`.
+    PairedTiming time_paired(SgemmFn baseline, SgemmFn run, int warmup, int reps, cudaStream_t stream,
+                             const std::string& trace_label);
+    PairedTiming time_paired(HgemmFn baseline, HgemmFn run, int warmup, int reps, cudaStream_t stream,
+                             const std::string& trace_label);
+    PairedTiming time_paired(BgemmFn baseline, BgemmFn run, int warmup, int reps, cudaStream_t stream,
+                             const std::string& trace_label);
 
 private:
     struct Impl;

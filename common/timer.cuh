@@ -4,6 +4,7 @@
 // Events are recorded into the stream around the work and read after it finished, so they time
 // the GPU itself. We warm up first (module load, cuBLAS heuristics, clocks ramping up), then time
 // each launch on its own and report the median (robust to a stray slow run) and the minimum.
+// A variant compared with a baseline is timed in rounds alternating with it (time_paired).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -33,34 +34,105 @@ inline Timing summarize(std::vector<float> ms) {
     return t;
 }
 
+namespace detail {
+// The two events that bracket each timed launch, destroyed on every path out (also on a throw).
+struct EventPair {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    EventPair() {
+        WB_CUDA_CHECK(cudaEventCreate(&start));
+        if (cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
+            cudaEventDestroy(start);
+            WB_CUDA_CHECK(e);
+        }
+    }
+    ~EventPair() {
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+    }
+    EventPair(const EventPair&) = delete;
+    EventPair& operator=(const EventPair&) = delete;
+};
+
+// Appends the times of `n` launches to `ms`, each launch between its own pair of events.
+template <class Launch>
+void time_each(Launch& launch, int n, cudaStream_t stream, const EventPair& ev, std::vector<float>& ms) {
+    for (int i = 0; i < n; ++i) {
+        WB_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+        launch(stream);
+        WB_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+        WB_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+        float t = 0;
+        WB_CUDA_CHECK(cudaEventElapsedTime(&t, ev.start, ev.stop));
+        ms.push_back(t);
+    }
+}
+}  // namespace detail
+
 // Times `launch(stream)`: `warmup` untimed calls, then `reps` calls each between its own pair of
 // events. Any CUDA error during the runs throws wb::CudaError.
 template <class Launch>
 Timing time_launches(Launch&& launch, int warmup, int reps, cudaStream_t stream) {
-    cudaEvent_t start, stop;
-    WB_CUDA_CHECK(cudaEventCreate(&start));
-    WB_CUDA_CHECK(cudaEventCreate(&stop));
+    detail::EventPair ev;
     std::vector<float> ms;
-    try {
-        for (int i = 0; i < warmup; ++i) launch(stream);
-        WB_CUDA_CHECK(cudaStreamSynchronize(stream));
-        for (int i = 0; i < reps; ++i) {
-            WB_CUDA_CHECK(cudaEventRecord(start, stream));
-            launch(stream);
-            WB_CUDA_CHECK(cudaEventRecord(stop, stream));
-            WB_CUDA_CHECK(cudaEventSynchronize(stop));
-            float t = 0;
-            WB_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-            ms.push_back(t);
-        }
-    } catch (...) {
-        cudaEventDestroy(start);
-        cudaEventDestroy(stop);
-        throw;
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+    for (int i = 0; i < warmup; ++i) launch(stream);
+    WB_CUDA_CHECK(cudaStreamSynchronize(stream));
+    detail::time_each(launch, reps, stream, ev, ms);
     return summarize(std::move(ms));
+}
+
+// A variant timed against its baseline in the same stretch of time.
+struct PairedTiming {
+    Timing variant;   // every timed launch of the variant
+    Timing baseline;  // every timed launch of the baseline, from the same rounds
+    double ratio = 0; // median over the rounds of (baseline's median / variant's median) in that round
+    int rounds = 0;
+};
+
+// The GPU's clock follows its power and temperature, so a baseline timed once at the start and a
+// variant timed a minute later can differ by 10% with identical code. Timing them in alternating
+// rounds (A B, B A, A B, ...) puts both under the same clock, and the median of the per-round
+// ratios ignores a round that a clock change cut in two.
+constexpr int kPairedRounds = 5;
+
+// Times `variant` against `baseline`: `warmup` untimed calls of each, then min(reps, 5) rounds in
+// alternating order, each with ceil(reps / rounds) timed calls of both (so each gets >= reps).
+// `in_window(f)` runs f, the variant's launches only (e.g. inside a kernel trace window); the
+// baseline's launches run outside it.
+template <class Baseline, class Variant, class InWindow>
+PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int reps, cudaStream_t stream,
+                         InWindow&& in_window) {
+    detail::EventPair ev;
+    for (int i = 0; i < warmup; ++i) baseline(stream);
+    WB_CUDA_CHECK(cudaStreamSynchronize(stream));
+    in_window([&] {
+        for (int i = 0; i < warmup; ++i) variant(stream);
+        WB_CUDA_CHECK(cudaStreamSynchronize(stream));
+    });
+    PairedTiming t;
+    t.rounds = std::max(1, std::min(reps, kPairedRounds));
+    const int per_round = (reps + t.rounds - 1) / t.rounds;
+    std::vector<float> base_ms, var_ms;
+    std::vector<float> ratios;
+    for (int r = 0; r < t.rounds; ++r) {
+        std::vector<float> b, v;
+        auto time_base = [&] { detail::time_each(baseline, per_round, stream, ev, b); };
+        auto time_var = [&] { in_window([&] { detail::time_each(variant, per_round, stream, ev, v); }); };
+        if (r % 2 == 0) {
+            time_base();
+            time_var();
+        } else {
+            time_var();
+            time_base();
+        }
+        const double vm = summarize(v).ms_median;
+        ratios.push_back(vm > 0 ? float(summarize(b).ms_median / vm) : 0.0f);
+        base_ms.insert(base_ms.end(), b.begin(), b.end());
+        var_ms.insert(var_ms.end(), v.begin(), v.end());
+    }
+    t.variant = summarize(std::move(var_ms));
+    t.baseline = summarize(std::move(base_ms));
+    t.ratio = summarize(std::move(ratios)).ms_median;
+    return t;
 }
 
 }  // namespace wb

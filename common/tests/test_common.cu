@@ -537,6 +537,54 @@ TEST_CASE("the event timer reports plausible times", "[gpu]") {
     CHECK(t.ms_median < 100);
 }
 
+TEST_CASE("paired timing alternates baseline and variant, and only the variant runs in the window", "[gpu]") {
+    WB_REQUIRE_GPU();
+    DeviceBuffer<char> buf(1 << 20);
+    bool inside = false;
+    int windows = 0, base_outside = 0, var_inside = 0, base_calls = 0, var_calls = 0;
+    std::vector<char> order;  // 'b' or 'v' per timed call, to see the alternation
+    auto baseline = [&](cudaStream_t st) {
+        base_outside += !inside;
+        ++base_calls;
+        order.push_back('b');
+        WB_CUDA_CHECK(cudaMemsetAsync(buf.get(), 1, buf.size(), st));
+    };
+    auto variant = [&](cudaStream_t st) {
+        var_inside += inside;
+        ++var_calls;
+        order.push_back('v');
+        WB_CUDA_CHECK(cudaMemsetAsync(buf.get(), 2, buf.size(), st));
+    };
+    auto window = [&](auto&& body) {
+        ++windows;
+        inside = true;
+        body();
+        inside = false;
+    };
+    const PairedTiming t = time_paired(baseline, variant, 2, 12, 0, window);
+    CHECK(t.rounds == kPairedRounds);
+    const int per_round = (12 + kPairedRounds - 1) / kPairedRounds;  // 3: each side gets >= 12
+    CHECK(t.variant.ms_all.size() == size_t(kPairedRounds * per_round));
+    CHECK(t.baseline.ms_all.size() == size_t(kPairedRounds * per_round));
+    CHECK(base_calls == 2 + kPairedRounds * per_round);
+    CHECK(var_calls == 2 + kPairedRounds * per_round);
+    CHECK(base_outside == base_calls);  // no baseline launch inside a trace window
+    CHECK(var_inside == var_calls);     // every variant launch inside one
+    CHECK(windows == 1 + kPairedRounds);
+    // After the warm-ups (b b v v): round 0 b..v.., round 1 v..b.., round 2 b..v..
+    const std::string seq(order.begin() + 4, order.end());
+    CHECK(seq.substr(0, 2 * per_round) == std::string(per_round, 'b') + std::string(per_round, 'v'));
+    CHECK(seq.substr(2 * per_round, 2 * per_round) == std::string(per_round, 'v') + std::string(per_round, 'b'));
+    CHECK(t.ratio > 0);
+
+    // A/A: cuBLAS against itself reads close to 1 (loose: this is a correctness test, not a noise check).
+    GemmProblem prob({1024, 1024, 1024}, 1.0f, 0.0f, 1);
+    const PairedTiming aa = prob.time_paired(cublas_sgemm, cublas_sgemm, 2, 10, 0, "aa");
+    CHECK(aa.ratio > 0.7);
+    CHECK(aa.ratio < 1.4);
+    CHECK(aa.variant.ms_all.size() == 10);
+}
+
 // ---- shapes and the --csv file (host only) ---------------------------------------------------
 
 TEST_CASE("shapes: S is a cube, MxNxK is read in that order, the rest is refused", "[shape]") {
