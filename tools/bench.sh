@@ -4,10 +4,11 @@
 # the same shape. Writes, in results/ (or $BENCH_OUT):
 #   bench.csv           every measurement, in the spec's CSV schema (what `make report` reads)
 #   bench_commands.tsv  chapter<TAB>command: the equivalent single command per chapter
-#                       (tools/fill_results.py puts it under the tables of the notes)
+#                       (python3 -m wb fill puts it under the tables of the notes)
 #   env.json, env.txt   the device facts and measured ceilings (00_env_check --json)
 #   bench.log           everything the programs printed
-# and ends with the summary: the best variant of each chapter at each shape, as % of cuBLAS.
+# and ends with the A/A check (cuBLAS timed against itself: how much this run's ratios can be
+# trusted) and the summary: the best variant of each chapter at each shape, as % of cuBLAS.
 #
 #   bash tools/bench.sh              run it (make bench)
 #   bash tools/bench.sh --dry-run    print the plan (chapters, shapes, estimated longest launch)
@@ -229,8 +230,28 @@ for ((i = 0; i < total; i++)); do
 done
 
 echo "bench: $total runs in $((SECONDS - start)) s; rows in $csv, programs' output in $log"
+
+# The A/A check: chapter 07's `sgemm`, `gemmex_tf32`, `gemmex_fp16` and `gemmex_bf16` make exactly
+# the baseline's cuBLAS call, timed as variants (in rounds alternating with the baseline, as every
+# variant is). Their "% of cuBLAS" should read 100; how far they land from it is the noise of this
+# run's ratios. Shapes from 1024^3 up must land within AA_TOLERANCE_PCT, else the run says which
+# rows did not: ratios of this run closer to 100% than that band are not evidence of anything.
+AA_TOLERANCE_PCT=3
+if [ -f "$csv" ] && [ -n "${RAN[$(ls -d 07_*/ 2>/dev/null | head -1 | tr -d /)]:-}" ]; then
+  awk -F, -v tol="$AA_TOLERANCE_PCT" '
+    $1 ~ /^07_/ && $2 ~ /^(sgemm|gemmex_tf32|gemmex_fp16|gemmex_bf16)$/ && $16 == "PASS" && $13 != "" &&
+    $4 * $5 * $6 >= 1024 * 1024 * 1024 {
+      n++; d = $13 - 100; if (d < 0) d = -d
+      if (d > tol) { bad++; rows = rows sprintf("\n    %s %sx%sx%s: %.1f%% of cuBLAS", $2, $4, $5, $6, $13) }
+    }
+    END {
+      if (n == 0) { print "bench: A/A check: no row of chapter 07 at 1024^3 or above"; exit }
+      if (bad == 0) printf "bench: A/A check: the %d rows of cuBLAS timed against itself (1024^3 and up) read 100%% +- %s%%\n", n, tol
+      else printf "bench: A/A check: TOO NOISY, %d of %d rows of cuBLAS timed against itself are more than %s%% from 100%%:%s\n", bad, n, tol, rows
+    }' "$csv" | tee -a "$log"
+fi
 if command -v python3 >/dev/null 2>&1; then
-  python3 tools/bench_summary.py "$csv" || status=1
+  PYTHONPATH="$PWD/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m wb bench-summary "$csv" || status=1
 else
   echo "bench: python3 not found: no summary table (install python3)"
 fi
