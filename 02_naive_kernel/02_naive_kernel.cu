@@ -3,5 +3,5 @@
 #include "kernels.cuh"
 
 int main(int argc, char** argv) {
-    return wb::chapter_main({"02_naive_kernel", wb::table(kSgemmVariants)}, argc, argv);
+    return wb::chapter_main({"02_naive_kernel", wb::table(ch02::kSgemmVariants)}, argc, argv);
 }

@@ -10,6 +10,8 @@
 #include "gemm_device.cuh"
 #include "gemm_harness.cuh"
 
+namespace ch02 {
+
 // `__restrict__` promises the compiler that A, B and C do not overlap, so it may keep loads in
 // flight across iterations and read A and B through the read-only data path.
 
@@ -87,3 +89,5 @@ inline const wb::SgemmVariant kSgemmVariants[] = {
      "same mapping, 16 wide: each warp covers two half rows of 64 bytes",
      wb::Precision::fp32, {(const void*)sgemm_naive_coalesced<16, 16>, 16 * 16, 0}},
 };
+
+}  // namespace ch02

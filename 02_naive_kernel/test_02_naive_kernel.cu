@@ -3,6 +3,8 @@
 #include "kernels.cuh"
 #include "testing.cuh"
 
+using namespace ch02;
+
 namespace {
 
 // BEGIN INSTRUCTOR ONLY: planted-bug kernels, near-copies of the solution

@@ -4,5 +4,5 @@
 #include "kernels.cuh"
 
 int main(int argc, char** argv) {
-    return wb::chapter_main({"03_shared_tiling", wb::table(kSgemmVariants)}, argc, argv);
+    return wb::chapter_main({"03_shared_tiling", wb::table(ch03::kSgemmVariants)}, argc, argv);
 }

@@ -23,6 +23,8 @@
 #include "gemm_device.cuh"
 #include "gemm_harness.cuh"
 
+namespace ch03 {
+
 // The block shape of every kernel in this chapter, named once; the kernels, their launchers and
 // the variant table all read it from here.
 //   TILE             the block computes a TILE x TILE piece of C, and the K loop advances by
@@ -281,3 +283,5 @@ inline const wb::SgemmVariant kSgemmVariants[] = {
      wb::Precision::fp32, {(const void*)sgemm_smem_tiled_multirow<32, 4>, TileConfig<32, 4>::kThreads, 0}},
 };
 // clang-format on
+
+}  // namespace ch03

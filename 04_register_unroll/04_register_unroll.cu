@@ -4,5 +4,5 @@
 #include "kernels.cuh"
 
 int main(int argc, char** argv) {
-    return wb::chapter_main({"04_register_unroll", wb::table(kSgemmVariants)}, argc, argv);
+    return wb::chapter_main({"04_register_unroll", wb::table(ch04::kSgemmVariants)}, argc, argv);
 }

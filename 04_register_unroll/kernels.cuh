@@ -30,6 +30,8 @@
 #include "gemm_device.cuh"
 #include "gemm_harness.cuh"
 
+namespace ch04 {
+
 // Threads per block: one per TM x TN thread tile of the BM x BN block tile.
 __host__ __device__ constexpr int threads_per_block(int BM, int BN, int TM, int TN) {
     return (BM / TM) * (BN / TN);
@@ -269,3 +271,5 @@ inline const wb::SgemmVariant kSgemmVariants[] = {
     variant_2d<128, 128, 8, 16, 16>("2d_128x128x8_16x16",
                                     "16x16 results per thread need more than 255 registers: spills"),
 };
+
+}  // namespace ch04

@@ -7,6 +7,8 @@
 #include "kernels.cuh"
 #include "testing.cuh"
 
+using namespace ch04;
+
 namespace {
 
 // BEGIN INSTRUCTOR ONLY: planted-bug kernels, near-copies of the solution
