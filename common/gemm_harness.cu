@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gemm_harness.cuh"
+#include "energy.h"
 #include "kernel_trace.h"
 
 #ifndef WB_GIT_COMMIT
@@ -256,60 +257,32 @@ CheckResult GemmProblem::verify(const HgemmVariant& v, cudaStream_t stream) { re
 CheckResult GemmProblem::verify(const BgemmVariant& v, cudaStream_t stream) { return verify(v.run, stream); }
 
 Timing GemmProblem::time(SgemmFn run, int warmup, int reps, cudaStream_t stream) {
-    Impl& d = *impl_;
-    return time_launches([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA.get(), d.dB.get(), d.beta, d.dC.get(), st); }, warmup, reps, stream);
+    return time_launches(launch(run), warmup, reps, stream);
 }
 
 Timing GemmProblem::time(HgemmFn run, int warmup, int reps, cudaStream_t stream) {
-    Impl& d = *impl_;
-    d.ensure_fp16();
-    return time_launches([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA16.get(), d.dB16.get(), d.beta, d.dC.get(), st); }, warmup, reps, stream);
+    return time_launches(launch(run), warmup, reps, stream);
 }
 
 Timing GemmProblem::time(BgemmFn run, int warmup, int reps, cudaStream_t stream) {
+    return time_launches(launch(run), warmup, reps, stream);
+}
+
+std::function<void(cudaStream_t)> GemmProblem::launch(SgemmFn run) {
     Impl& d = *impl_;
-    d.ensure_bf16();
-    return time_launches([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get(), st); }, warmup, reps, stream);
+    return [&d, run](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA.get(), d.dB.get(), d.beta, d.dC.get(), st); };
 }
 
-namespace {
-// The problem's launch of `f` on its own buffers, as a callable of the stream.
-template <class Fn, class In>
-auto on_problem(Fn f, const Shape& s, float alpha, const In* A, const In* B, float beta, float* C) {
-    return [=](cudaStream_t st) { f(s.m, s.n, s.k, alpha, A, B, beta, C, st); };
-}
-auto trace_window(const std::string& label) {
-    return [&label](auto&& body) {
-        KernelTrace::Window w(label);
-        body();
-    };
-}
-}  // namespace
-
-PairedTiming GemmProblem::time_paired(SgemmFn baseline, SgemmFn run, int warmup, int reps, cudaStream_t stream,
-                                      const std::string& trace_label) {
-    Impl& d = *impl_;
-    return wb::time_paired(on_problem(baseline, d.s, d.alpha, d.dA.get(), d.dB.get(), d.beta, d.dC.get()),
-                           on_problem(run, d.s, d.alpha, d.dA.get(), d.dB.get(), d.beta, d.dC.get()), warmup, reps,
-                           stream, trace_window(trace_label));
-}
-
-PairedTiming GemmProblem::time_paired(HgemmFn baseline, HgemmFn run, int warmup, int reps, cudaStream_t stream,
-                                      const std::string& trace_label) {
+std::function<void(cudaStream_t)> GemmProblem::launch(HgemmFn run) {
     Impl& d = *impl_;
     d.ensure_fp16();
-    return wb::time_paired(on_problem(baseline, d.s, d.alpha, d.dA16.get(), d.dB16.get(), d.beta, d.dC.get()),
-                           on_problem(run, d.s, d.alpha, d.dA16.get(), d.dB16.get(), d.beta, d.dC.get()), warmup,
-                           reps, stream, trace_window(trace_label));
+    return [&d, run](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA16.get(), d.dB16.get(), d.beta, d.dC.get(), st); };
 }
 
-PairedTiming GemmProblem::time_paired(BgemmFn baseline, BgemmFn run, int warmup, int reps, cudaStream_t stream,
-                                      const std::string& trace_label) {
+std::function<void(cudaStream_t)> GemmProblem::launch(BgemmFn run) {
     Impl& d = *impl_;
     d.ensure_bf16();
-    return wb::time_paired(on_problem(baseline, d.s, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get()),
-                           on_problem(run, d.s, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get()), warmup,
-                           reps, stream, trace_window(trace_label));
+    return [&d, run](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get(), st); };
 }
 
 // ---- the chapter program -----------------------------------------------------------------------
@@ -465,7 +438,7 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
         // A paired timing (rounds > 0) carries its own baseline: the row's cuBLAS rate is that of
         // the baseline's launches interleaved with the variant's, and % of cuBLAS is the median of
         // the rounds' ratios.
-        auto emit = [&](ResultRow r, Precision p, const PairedTiming* t, const CheckResult* c) {
+        auto emit = [&](ResultRow r, Precision p, const PairedTiming* t, const CheckResult* c, double joules) {
             r.dtype = to_string(p);
             r.shape = s;
             r.alpha = opt.alpha;
@@ -478,6 +451,7 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
             r.baseline_gflops = paired ? s.flops() / (t->baseline.ms_median * 1e6) : baseline[index_of(p)];
             derive_rates(r, peak_for(p));
             if (paired && r.gflops > 0) r.pct_baseline = 100.0 * t->ratio;
+            if (joules > 0) r.gflops_per_j = s.flops() / 1e9 / joules;
             if (c) r.rel_err = c->rel_err;
             table.row(r);
             if (c && !c->pass) std::printf("    %s\n", c->describe().c_str());
@@ -485,36 +459,50 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
             if (rows_out) rows_out->push_back(r);
         };
 
-        // Runs one variant (or cuBLAS): verify, then time. A CUDA error fails the variant; an
-        // error that leaves the context broken (e.g. an illegal address) ends the program.
-        auto measure = [&](const std::string& name, Precision p, int min_cc, auto verify, auto time, bool is_baseline) {
+        // Runs one variant (or cuBLAS): verify, then time; a variant in rounds alternating with
+        // `base`, its precision's cuBLAS call (time_paired), when that baseline ran on this shape.
+        // A CUDA error fails the variant; an error that leaves the context broken (e.g. an
+        // illegal address) ends the program.
+        using Launch = std::function<void(cudaStream_t)>;
+        auto measure = [&](const std::string& name, Precision p, int min_cc, auto verify, Launch run, Launch base) {
             ResultRow r;
             r.variant = name;
             if (dev.cc_number() < min_cc) {
                 r.status = "skipped (needs sm_" + std::to_string(min_cc) + ")";
-                emit(r, p, nullptr, nullptr);
+                emit(r, p, nullptr, nullptr, -1);
                 return;
             }
             try {
                 CheckResult c;
                 bool checked = opt.check;
                 // The trace windows hold the variant's own launches only: the reference (which
-                // may call cuBLAS) is computed before the first one opens.
+                // may call cuBLAS) is computed before the first one opens, and the baseline's
+                // launches of a paired timing run outside them.
                 const std::string label = name + " " + to_string(p) + " " + to_string(s);
+                auto in_window = [&label](auto&& body) {
+                    KernelTrace::Window w(label);
+                    body();
+                };
                 if (checked) {
                     prob.prepare_reference(p, stream);
-                    KernelTrace::Window w(label);
-                    c = verify();
+                    in_window([&] { c = verify(); });
                 }
-                const PairedTiming t = time(label);
-                if (is_baseline) baseline[index_of(p)] = s.flops() / (t.variant.ms_median * 1e6);
+                PairedTiming t;
+                if (base && baseline[index_of(p)] > 0)
+                    t = time_paired(base, run, opt.warmup, opt.reps, stream, in_window);
+                else
+                    in_window([&] { t.variant = time_launches(run, opt.warmup, opt.reps, stream); });
+                if (!base) baseline[index_of(p)] = s.flops() / (t.variant.ms_median * 1e6);
+                double joules = -1;
+                if (opt.energy)
+                    in_window([&] { joules = EnergyMeter::get().joules_per_call(run, t.variant.ms_median, stream); });
                 r.status = !checked ? "unchecked" : c.pass ? "PASS" : "FAIL";
                 failed = failed || (checked && !c.pass);
-                emit(r, p, &t, checked ? &c : nullptr);
+                emit(r, p, &t, checked ? &c : nullptr, joules);
             } catch (const std::exception& e) {
                 failed = true;
                 r.status = "FAIL";
-                emit(r, p, nullptr, nullptr);
+                emit(r, p, nullptr, nullptr, -1);
                 std::printf("    error: %s\n", e.what());
                 cudaGetLastError();
                 if (cudaDeviceSynchronize() != cudaSuccess) {
@@ -525,47 +513,35 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
             }
         };
 
-        // The baselines alone, first: their own rows and the reference rate for a variant whose
-        // baseline could not run. Every variant is then timed in rounds alternating with its
-        // precision's cuBLAS call (time_paired).
-        auto alone = [&](auto lib) {
-            return [&, lib](const std::string& label) {
-                PairedTiming t;
-                KernelTrace::Window w(label);
-                t.variant = prob.time(lib, opt.warmup, opt.reps, stream);
-                return t;
-            };
-        };
-        auto against = [&](Precision p, auto lib, auto run) {
-            return [&, p, lib, run](const std::string& label) {
-                if (baseline[index_of(p)] <= 0) return alone(run)(label);
-                return prob.time_paired(lib, run, opt.warmup, opt.reps, stream, label);
-            };
-        };
+        // The baselines first, alone: their own rows, and the check that each can run here.
         auto sgemm_lib = [](Precision p) { return p == Precision::tf32 ? SgemmFn(cublas_tf32) : SgemmFn(cublas_sgemm); };
+        auto baseline_of = [&](Precision p) {
+            return p == Precision::fp16   ? prob.launch(cublas_hgemm)
+                   : p == Precision::bf16 ? prob.launch(cublas_bgemm)
+                                          : prob.launch(sgemm_lib(p));
+        };
         for (Precision p : precisions) {
-            if (p == Precision::fp16) {
-                measure("cublas_hgemm", p, 0, [&] { return prob.verify(cublas_hgemm, stream); },
-                        alone(HgemmFn(cublas_hgemm)), true);
-            } else if (p == Precision::bf16) {
-                measure("cublas_bgemm", p, 80, [&] { return prob.verify(cublas_bgemm, stream); },
-                        alone(BgemmFn(cublas_bgemm)), true);
-            } else {
+            if (p == Precision::fp16)
+                measure("cublas_hgemm", p, 0, [&] { return prob.verify(cublas_hgemm, stream); }, baseline_of(p), {});
+            else if (p == Precision::bf16)
+                measure("cublas_bgemm", p, 80, [&] { return prob.verify(cublas_bgemm, stream); }, baseline_of(p), {});
+            else
                 measure(p == Precision::tf32 ? "cublas_tf32" : "cublas_sgemm", p, p == Precision::tf32 ? 80 : 0,
-                        [&] { return prob.verify(sgemm_lib(p), p, stream); }, alone(sgemm_lib(p)), true);
-            }
+                        [&] { return prob.verify(sgemm_lib(p), p, stream); }, baseline_of(p), {});
         }
         for (const SgemmVariant* v : sv)
-            measure(v->name, v->precision, v->min_cc, [&] { return prob.verify(*v, stream); },
-                    against(v->precision, sgemm_lib(v->precision), v->run), false);
+            measure(v->name, v->precision, v->min_cc, [&] { return prob.verify(*v, stream); }, prob.launch(v->run),
+                    baseline_of(v->precision));
         for (const HgemmVariant* v : hv)
-            measure(v->name, Precision::fp16, v->min_cc, [&] { return prob.verify(*v, stream); },
-                    against(Precision::fp16, HgemmFn(cublas_hgemm), v->run), false);
+            measure(v->name, Precision::fp16, v->min_cc, [&] { return prob.verify(*v, stream); }, prob.launch(v->run),
+                    baseline_of(Precision::fp16));
         for (const BgemmVariant* v : bv)
-            measure(v->name, Precision::bf16, v->min_cc, [&] { return prob.verify(*v, stream); },
-                    against(Precision::bf16, BgemmFn(cublas_bgemm), v->run), false);
+            measure(v->name, Precision::bf16, v->min_cc, [&] { return prob.verify(*v, stream); }, prob.launch(v->run),
+                    baseline_of(Precision::bf16));
     }
     cudaStreamDestroy(stream);
+    if (opt.energy && !EnergyMeter::get().ready())
+        std::printf("\nno energy figures (gflops_per_j left empty): %s\n", EnergyMeter::get().why_not().c_str());
     trace.write();
     if (failed) std::printf("\nverification FAILED for at least one variant (exit status 1)\n");
     return failed ? kExitVerifyFailed : kExitOk;

@@ -22,6 +22,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -172,14 +173,11 @@ public:
     Timing time(SgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
     Timing time(HgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
     Timing time(BgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
-    // `run` timed in rounds alternating with `baseline` (timer.cuh's time_paired); only run's
-    // launches fall inside the kernel trace window labelled `trace_label`.
-    PairedTiming time_paired(SgemmFn baseline, SgemmFn run, int warmup, int reps, cudaStream_t stream,
-                             const std::string& trace_label);
-    PairedTiming time_paired(HgemmFn baseline, HgemmFn run, int warmup, int reps, cudaStream_t stream,
-                             const std::string& trace_label);
-    PairedTiming time_paired(BgemmFn baseline, BgemmFn run, int warmup, int reps, cudaStream_t stream,
-                             const std::string& trace_label);
+    // One call of `run` on this problem's buffers, as a callable of the stream (for time_paired,
+    // the energy meter, or any timing of one's own).
+    std::function<void(cudaStream_t)> launch(SgemmFn run);
+    std::function<void(cudaStream_t)> launch(HgemmFn run);
+    std::function<void(cudaStream_t)> launch(BgemmFn run);
 
 private:
     struct Impl;

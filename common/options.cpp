@@ -171,6 +171,8 @@ bool parse_options(int argc, const char* const* argv, Options& opt, std::string&
             opt.seed = static_cast<uint64_t>(x);
         } else if (arg == "--no-check") {
             opt.check = false;
+        } else if (arg == "--energy") {
+            opt.energy = true;
         } else if (arg == "--csv") {
             if (!need_value(opt.csv)) return false;
             if (opt.csv.empty()) {
@@ -224,7 +226,8 @@ std::string usage(const std::string& prog, const std::vector<ExtraOption>& extra
         << defaults.reps << ")\n"
         << "  --seed S                 seed of the random input data (default " << defaults.seed << ")\n"
         << "  --no-check               skip verification (it is on by default)\n"
-        << "  --csv FILE               append one CSV row per measurement\n";
+        << "  --csv FILE               append one CSV row per measurement\n"
+        << "  --energy                 also measure the energy per call (NVML; >= 200 ms of calls each)\n";
     for (const ExtraOption& x : extras)
     {
         std::string left = std::string("  --") + x.name;

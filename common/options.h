@@ -39,6 +39,7 @@ struct Options {
     int reps = 10;     // timed launches; median and minimum are reported
     uint64_t seed = 2024;
     bool check = true;  // --no-check turns verification off
+    bool energy = false;  // --energy: also the energy per call from NVML (gflops_per_j in the CSV)
     std::string csv;    // --csv FILE: append one row per measurement (checked writable when parsed)
     bool help = false;
 };

@@ -11,7 +11,7 @@ namespace wb {
 
 const char* const kCsvHeader =
     "chapter,variant,dtype,M,N,K,alpha,beta,ms_median,ms_min,gflops,cublas_gflops,pct_cublas,"
-    "pct_peak,rel_err,status,gpu,cc,driver,runtime,git,timestamp,student";
+    "pct_peak,rel_err,status,gpu,cc,driver,runtime,git,timestamp,student,gflops_per_j";
 
 void derive_rates(ResultRow& row, double peak_gflops) {
     if (row.ms_median > 0) row.gflops = row.shape.flops() / (row.ms_median * 1e6);
@@ -71,7 +71,8 @@ std::string csv_line(const ResultRow& r, const RunInfo& info, const std::string&
       << num(r.pct_baseline, "%.2f") << ',' << num(r.pct_peak, "%.2f") << ','
       << (r.rel_err < 0 ? std::string() : num(r.rel_err, "%.3e")) << ',' << r.status << ','
       << csv_field(info.gpu) << ',' << info.cc << ',' << info.driver << ',' << info.runtime << ','
-      << csv_field(info.git) << ',' << timestamp << ',' << csv_field(info.student);
+      << csv_field(info.git) << ',' << timestamp << ',' << csv_field(info.student) << ','
+      << num(r.gflops_per_j, "%.2f");
     return o.str();
 }
 
@@ -79,7 +80,18 @@ bool append_csv(const std::string& path, const ResultRow& row, const RunInfo& in
     bool empty = true;
     {
         std::ifstream in(path, std::ios::binary | std::ios::ate);
-        if (in && in.tellg() > 0) empty = false;
+        if (in && in.tellg() > 0) {
+            empty = false;
+            // Rows of another schema under this header would be read into the wrong columns.
+            std::string first;
+            in.seekg(0);
+            std::getline(in, first);
+            if (first != kCsvHeader) {
+                std::cerr << "warning: not appending to CSV file '" << path
+                          << "': its header is another schema (an older build wrote it); use a new file\n";
+                return false;
+            }
+        }
     }
     std::ofstream out(path, std::ios::app);
     if (!out) {

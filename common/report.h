@@ -33,6 +33,7 @@ struct ResultRow {
     double pct_baseline = -1;
     double pct_peak = -1;
     double rel_err = -1;
+    double gflops_per_j = -1;  // GFLOP per joule of the whole board (--energy), -1 when not measured
     std::string status;  // PASS, FAIL, unchecked, skipped
 };
 

@@ -59,10 +59,17 @@ declare -A SHAPES=(
 # 07: its cost measurements (handle, first call) belong to its own notes, not to the bench.
 # 08: the crossover part only: end to end (copies from and to pinned host memory included) for
 # cuBLAS and 05's best, beside chapter 01's CPU code; its other parts run with `make measure-08`.
+# --energy: the GFLOP per joule of every row (NVML), for the GPU chapters that run the common harness.
 declare -A OPTIONS=(
   [01]="--warmup 1 --reps 3"
-  [07]="--no-costs"
+  [02]="--energy"
+  [03]="--energy"
+  [04]="--energy"
+  [05]="--energy"
+  [06]="--energy"
+  [07]="--no-costs --energy"
   [08]="--part crossover"
+  [09]="--energy"
 )
 # The slowest variant of each GPU chapter as a fraction of the FP32 peak, rounded down (02's
 # uncoalesced kernel is the slowest of all; 03 has a bank-conflict demonstration; 07's slowest is

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "energy.h"
 #include "testing.cuh"
 
 using namespace wb;
@@ -70,7 +71,7 @@ TEST_CASE("the parser accepts the documented options", "[options]") {
     Options opt;
     std::string err;
     REQUIRE(parse({"--sizes", "128,1000x1013x777", "--alpha", "1.5", "--beta", "-0.25", "--variant",
-                   "tile32", "--warmup", "3", "--reps", "20", "--seed", "9", "--no-check", "--csv", "out.csv"},
+                   "tile32", "--warmup", "3", "--reps", "20", "--seed", "9", "--no-check", "--csv", "out.csv", "--energy"},
                   opt, err));
     CHECK(err.empty());
     REQUIRE(opt.shapes.size() == 2);
@@ -88,9 +89,11 @@ TEST_CASE("the parser accepts the documented options", "[options]") {
     CHECK(opt.seed == 9u);
     CHECK_FALSE(opt.check);
     CHECK(opt.csv == "out.csv");
+    CHECK(opt.energy);
 
     Options one;
     REQUIRE(parse({"--m", "5", "--n", "7", "--k", "3"}, one, err));
+    CHECK_FALSE(one.energy);  // off unless asked: it adds >= 200 ms of calls per measurement
     REQUIRE(one.shapes.size() == 1);
     CHECK(one.shapes[0].m == 5);
     CHECK(one.shapes[0].n == 7);
@@ -419,10 +422,11 @@ std::vector<std::string> split_csv(const std::string& line) {
 
 TEST_CASE("CSV rows follow the schema", "[csv]") {
     const std::vector<std::string> header = split_csv(kCsvHeader);
-    REQUIRE(header.size() == 23);
+    REQUIRE(header.size() == 24);
     CHECK(header.front() == "chapter");
     CHECK(header[8] == "ms_median");
-    CHECK(header.back() == "student");
+    CHECK(header[22] == "student");
+    CHECK(header.back() == "gflops_per_j");
 
     ResultRow r;
     r.variant = "tile32";
@@ -443,6 +447,7 @@ TEST_CASE("CSV rows follow the schema", "[csv]") {
     const std::string path = "test_common_csv.tmp";
     std::remove(path.c_str());
     REQUIRE(append_csv(path, r, info));
+    r.gflops_per_j = 123.456;
     REQUIRE(append_csv(path, r, info));
     std::ifstream in(path);
     std::string line;
@@ -469,6 +474,20 @@ TEST_CASE("CSV rows follow the schema", "[csv]") {
     CHECK(f[20] == "abc123");
     CHECK(f[21].size() == 20);  // 2026-11-29T16:40:21Z
     CHECK(f[22] == "s42");
+    CHECK(f[23] == "");  // energy not measured: empty, not a number
+    CHECK(split_csv(lines[2])[23] == "123.46");
+
+    // A file written under another header gets no rows of this schema appended.
+    {
+        std::ofstream old(path);
+        old << "chapter,variant,dtype,M,N,K\n03_shared_tiling,tile32,fp32,1,1,1\n";
+    }
+    CHECK_FALSE(append_csv(path, r, info));
+    std::ifstream again(path);
+    int n = 0;
+    while (std::getline(again, line)) ++n;
+    CHECK(n == 2);
+    std::remove(path.c_str());
 }
 
 // ---- device facts (pure functions, no GPU needed) ----------------------------------------------
@@ -579,7 +598,8 @@ TEST_CASE("paired timing alternates baseline and variant, and only the variant r
 
     // A/A: cuBLAS against itself reads close to 1 (loose: this is a correctness test, not a noise check).
     GemmProblem prob({1024, 1024, 1024}, 1.0f, 0.0f, 1);
-    const PairedTiming aa = prob.time_paired(cublas_sgemm, cublas_sgemm, 2, 10, 0, "aa");
+    const PairedTiming aa = time_paired(prob.launch(cublas_sgemm), prob.launch(cublas_sgemm), 2, 10, 0,
+                                        [](auto&& body) { body(); });
     CHECK(aa.ratio > 0.7);
     CHECK(aa.ratio < 1.4);
     CHECK(aa.variant.ms_all.size() == 10);
@@ -658,4 +678,21 @@ TEST_CASE("--csv must be writable when the options are parsed", "[options][csv]"
     const std::string bad = dir / "no/x.csv";
     CHECK(parse({"--help", "--csv", bad.c_str()}, help, err));
     CHECK(help.help);
+}
+
+TEST_CASE("the energy meter reads a plausible energy per call, or says why it cannot", "[gpu]") {
+    WB_REQUIRE_GPU();
+    EnergyMeter& meter = EnergyMeter::get();
+    if (!meter.ready()) {
+        CHECK_FALSE(meter.why_not().empty());
+        WARN("no energy meter here: " << meter.why_not());
+        return;
+    }
+    GemmProblem prob({2048, 2048, 2048}, 1.0f, 0.0f, 1);
+    const auto run = prob.launch(cublas_sgemm);
+    const double ms = prob.time(cublas_sgemm, 2, 5, 0).ms_median;
+    const double joules = meter.joules_per_call(run, ms, 0);
+    // A board draws somewhere between 10 W and 2 kW while it computes.
+    CHECK(joules > 10.0 * ms / 1000);
+    CHECK(joules < 2000.0 * ms / 1000);
 }
