@@ -3,43 +3,55 @@
 // Chapters 02-07 time the kernel alone, with the data already on the GPU. A real program starts
 // with its data in host memory and wants the answer back there, so here the clock also runs for
 // the copies, the launches and the waiting. The chapter has no new GEMM kernel: it runs cuBLAS and
-// chapter 05's `best`, and teaches how to feed them. Its parts, one header each:
+// chapter 05's `best`, and teaches how to feed them. Its six parts, one file each, each opening
+// with the CUDA it teaches:
 //
-//   1 transfers.cuh     the host link (read from the device), pageable vs pinned copies
-//   2 crossover.cuh     end to end, copies included, GPU vs chapter 01's CPU code and OpenBLAS,
-//                       32^3 to 8192^3: from which size the GPU wins, and why not below it
-//   3 streams.cuh       a large product in row panels on several streams: copies overlap GEMMs
-//                       (timeline drawn from CUDA events), and the same captured as a CUDA graph
-//   4 small_gemms.cuh   thousands of small GEMMs launched one by one vs replayed from a graph,
-//   6                   vs cublasSgemmStridedBatched
-//   5 managed.cuh       cudaMallocManaged: page faults, prefetch and advice vs explicit copies
+//   1 part1_transfers.cuh  pageable vs pinned copies, against the host link read from the device
+//   2 part2_crossover.cuh  end to end, copies included, GPU vs chapter 01's CPU code and OpenBLAS,
+//                          32^3 to 8192^3: from which size the GPU wins, and why not below it
+//   3 part3_streams.cuh    a large product in row panels on several streams: copies overlap GEMMs
+//                          (timeline drawn from CUDA events), and the same captured as a CUDA graph
+//   4 part4_graphs.cuh     thousands of small GEMMs launched one by one vs replayed from a graph
+//   5 part5_batched.cuh    the same small GEMMs as one cublasSgemmStridedBatched
+//   6 part6_managed.cuh    cudaMallocManaged: page faults, prefetch and advice vs explicit copies
 //
-// and the machinery they share: pipeline_parts.cuh (pinned/device/managed buffers that report a
-// failed allocation, the row-panel split, the event timeline and its checks) and products.cuh
-// (inputs, cuBLAS handles bound to streams, the reference check). parts.cuh runs the parts and
-// writes their tables and CSV files.
+// What they share: products.cuh (device, pinned and managed buffers that report a failed
+// allocation, cuBLAS handles bound to streams, inputs, the reference check) and timeline.cuh (a
+// timeline from CUDA events and its checks); common/cuda_handles.cuh owns the events, streams and
+// graphs. program.cuh is the program (options, the parts in order) and output.cuh its one table
+// writer (printed tables and the CSV files of --out DIR).
 //
-// The GEMM contract is the one of every chapter (docs/CONTRACT.md): row-major, packed, any
-// M, N, K >= 1. The variant table below lists the GEMMs the crossover runs end to end.
+// This header holds what the contract puts in every kernels.cuh: the chapter's own kernel (a copy
+// that lets the GPU touch managed pages first, part 6) and the variant table. The GEMM contract
+// is the one of every chapter (docs/CONTRACT.md): row-major, packed, any M, N, K >= 1.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include "../05_float4_vectorized/kernels.cuh"
-#include "crossover.cuh"
+#include "cuda_check.cuh"
 #include "gemm_harness.cuh"
-#include "managed.cuh"
-#include "small_gemms.cuh"
-#include "streams.cuh"
-#include "transfers.cuh"
 
-namespace e2e {
+namespace ch08 {
 
-// The table the program, the tests and a grader iterate (namespace e2e: chapter 05's header,
-// included for `best`, has its own kSgemmVariants at global scope).
+// A grid-stride copy: the GPU writes (and so first touches) managed pages, as a GPU-side producer
+// of the data would.
+__global__ void copy_floats(float* __restrict__ dst, const float* __restrict__ src, size_t n) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        dst[i] = src[i];
+}
+inline void copy_on_gpu(float* dst, const float* src, size_t n, cudaStream_t stream) {
+    constexpr int kThreads = 256, kBlocks = 1024;  // enough to keep the copy at DRAM speed
+    copy_floats<<<kBlocks, kThreads, 0, stream>>>(dst, src, n);
+    WB_LAUNCH_CHECK();
+}
+
+// The table the program, the tests and a grader iterate: the GPU GEMMs of the crossover (part 2).
 // clang-format off
 inline const wb::SgemmVariant kSgemmVariants[] = {
     {"cublas", wb::cublas_sgemm, "cublasSgemm (FP32), the library a program would call"},
-    {"best", launch_best, "chapter 05's best: the tile and K split chosen for this GPU and shape"},
+    {"best", ch05::launch_best, "chapter 05's best: the tile and K split chosen for this GPU and shape"},
 };
 // clang-format on
 
-}  // namespace e2e
+}  // namespace ch08

@@ -1,5 +1,6 @@
-// products.cuh - one product C = A * B as a whole program holds it: seeded inputs in host memory,
-// device copies, cuBLAS handles bound to streams, and the check of a result against the
+// products.cuh - what every part of the chapter shares: buffers of device, pinned or managed
+// memory, one product C = A * B as a whole program holds it (seeded inputs in host memory, device
+// copies), cuBLAS handles bound to streams, and the check of a result against the
 // double-precision reference of docs/CONTRACT.md, "Verifying".
 //
 // Every part of the chapter computes C = 1 * A * B + 0 * C (row-major, packed), so what changes
@@ -12,17 +13,92 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "cuda_handles.cuh"
 #include "numerics.h"
-#include "pipeline_parts.cuh"
 #include "shape.h"
 
-namespace e2e {
+namespace ch08 {
+
+// An allocation that failed: a size the machine cannot give (device, pinned or managed memory).
+// The program turns it into one line on stderr and exit status 2, like any other bad input.
+class AllocError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+inline std::string mib_text(size_t bytes) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / (1 << 20));
+    return buf;
+}
+
+// What kind of memory a Buffer holds.
+enum class Memory { device, pinned, managed };
+inline const char* to_string(Memory m) {
+    return m == Memory::device ? "device" : m == Memory::pinned ? "pinned host" : "managed";
+}
+
+// One allocation of `count` T, freed by the destructor.
+//   device   cudaMalloc: GPU memory only.
+//   pinned   cudaMallocHost: page-locked host memory. The copy engines read and write it directly
+//            (DMA), so copies reach the link's rate and may run asynchronously; pageable memory
+//            (a std::vector) is first copied by the CPU into a pinned staging buffer.
+//   managed  cudaMallocManaged: one address valid on the CPU and the GPU; pages move to whoever
+//            touches them (on a page fault) or where they are sent (cudaMemPrefetchAsync).
+// A failed allocation throws AllocError naming the size and the kind, never a crash later.
+template <class T>
+class Buffer {
+public:
+    Buffer() = default;
+    Buffer(size_t count, Memory kind) : count_(count), kind_(kind) {
+        const size_t bytes = count * sizeof(T);
+        void* p = nullptr;
+        cudaError_t err = kind == Memory::device   ? cudaMalloc(&p, bytes)
+                          : kind == Memory::pinned ? cudaMallocHost(&p, bytes)
+                                                   : cudaMallocManaged(&p, bytes, cudaMemAttachGlobal);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();  // an allocation failure is not sticky: clear it and go on
+            throw AllocError(std::string(to_string(kind)) + " allocation of " + mib_text(bytes) +
+                             " failed: " + cudaGetErrorString(err));
+        }
+        ptr_ = static_cast<T*>(p);
+    }
+    ~Buffer() { release(); }
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+    Buffer& operator=(Buffer&& o) noexcept {
+        std::swap(ptr_, o.ptr_);
+        std::swap(count_, o.count_);
+        std::swap(kind_, o.kind_);
+        return *this;
+    }
+    T* get() const { return ptr_; }
+    size_t size() const { return count_; }
+    size_t bytes() const { return count_ * sizeof(T); }
+
+private:
+    void release() {
+        if (!ptr_) return;
+        if (kind_ == Memory::pinned)
+            cudaFreeHost(ptr_);
+        else
+            cudaFree(ptr_);
+        ptr_ = nullptr;
+    }
+    T* ptr_ = nullptr;
+    size_t count_ = 0;
+    Memory kind_ = Memory::device;
+};
 
 // The seeds' second argument ("stream" of fill_random) per matrix, as in the common harness.
 constexpr uint64_t kStreamA = 1, kStreamB = 2, kStreamC = 3;
@@ -35,37 +111,33 @@ constexpr uint64_t kStreamA = 1, kStreamB = 2, kStreamC = 3;
 class Lane {
 public:
     static constexpr size_t kWorkspaceBytes = size_t(32) << 20;  // what cuBLAS asks for on Hopper
-    Lane() {
-        WB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-        WB_CUBLAS_CHECK(cublasCreate(&handle_));
-        workspace_ = Buffer<char>(kWorkspaceBytes, Memory::device);
-        WB_CUBLAS_CHECK(cublasSetStream(handle_, stream_));
+    Lane()
+        : stream_(cudaStreamNonBlocking), workspace_(kWorkspaceBytes, Memory::device), handle_(nullptr, cublasDestroy) {
+        cublasHandle_t h = nullptr;
+        WB_CUBLAS_CHECK(cublasCreate(&h));
+        handle_.reset(h);
+        WB_CUBLAS_CHECK(cublasSetStream(h, stream_));
         // After the stream: cublasSetStream puts the library's default workspace back.
-        WB_CUBLAS_CHECK(cublasSetWorkspace(handle_, workspace_.get(), workspace_.bytes()));
-        WB_CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));  // FP32, no TF32
+        WB_CUBLAS_CHECK(cublasSetWorkspace(h, workspace_.get(), workspace_.bytes()));
+        WB_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // FP32, no TF32
     }
-    ~Lane() {
-        if (handle_) cublasDestroy(handle_);
-        if (stream_) cudaStreamDestroy(stream_);
-    }
-    Lane(const Lane&) = delete;
-    Lane& operator=(const Lane&) = delete;
     cudaStream_t stream() const { return stream_; }
-    cublasHandle_t handle() const { return handle_; }
+    cublasHandle_t handle() const { return handle_.get(); }
 
     // Rows [row0, row0 + rows) of C = A * B, every pointer the whole row-major matrix in device
     // memory. The rows of a row-major panel are contiguous, so the panel is an ordinary smaller
     // GEMM on offset pointers, with cuBLAS's row-major trick (chapter 07): C^T = B^T A^T.
     void sgemm_rows(int row0, int rows, int N, int K, const float* A, const float* B, float* C) const {
         const float one = 1.0f, zero = 0.0f;
-        WB_CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N, rows, K, &one, B, N,
+        WB_CUBLAS_CHECK(cublasSgemm(handle_.get(), CUBLAS_OP_N, CUBLAS_OP_N, N, rows, K, &one, B, N,
                                     A + size_t(row0) * K, K, &zero, C + size_t(row0) * N, N));
     }
 
 private:
-    cudaStream_t stream_ = nullptr;
-    cublasHandle_t handle_ = nullptr;
+    // Destroyed in reverse order: the handle before the workspace it uses, both before the stream.
+    wb::Stream stream_;  // the legacy stream 0 would serialize the lanes: non-blocking
     Buffer<char> workspace_;
+    std::unique_ptr<cublasContext, cublasStatus_t (*)(cublasHandle_t)> handle_;
 };
 
 inline size_t a_count(wb::Shape s) { return size_t(s.m) * s.k; }
@@ -155,4 +227,4 @@ inline double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-}  // namespace e2e
+}  // namespace ch08

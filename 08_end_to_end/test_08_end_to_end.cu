@@ -1,22 +1,25 @@
 // test_08_end_to_end - the panel split (any M), the timeline checks, the link arithmetic, the
-// crossover rule and the options on any machine; on a GPU: pipelined == serial == graph bit for
-// bit and right for panels that do not divide M, ordered timelines, graph replay == direct
-// launches, managed == explicit, every crossover path against the reference, a dropped panel
+// crossover rule, the options, the one table writer and the CUDA handles' ownership on any machine;
+// on a GPU: the handles and capture_graph (a failed capture leaves the stream usable), pipelined
+// == serial == graph bit for bit and right for panels that do not divide M, ordered timelines,
+// graph replay == direct launches, batched right, managed == explicit, every crossover path against the reference, a dropped panel
 // caught, failed allocations reported, and the program's exit statuses and files.
 #include <algorithm>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
-#include "run_parts.cuh"
+#include "program.cuh"
 #include "testing.cuh"
 
 namespace {
 
 // "" when `panels` cover rows 0..M-1 exactly once, in order, none empty, sizes within one row.
-std::string split_problem(const std::vector<e2e::Panel>& panels, int M) {
+std::string split_problem(const std::vector<ch08::Panel>& panels, int M) {
     if (panels.empty()) return "no panels";
     int next = 0, lo = M, hi = 0;
-    for (const e2e::Panel& p : panels) {
+    for (const ch08::Panel& p : panels) {
         if (p.row0 != next) return "panel at row " + std::to_string(p.row0) + ", expected " + std::to_string(next);
         if (p.rows < 1) return "an empty panel at row " + std::to_string(p.row0);
         lo = std::min(lo, p.rows);
@@ -28,8 +31,8 @@ std::string split_problem(const std::vector<e2e::Panel>& panels, int M) {
     return "";
 }
 
-e2e::CrossoverRow crow(int size, const char* path, bool gpu, double ms, const char* status = "PASS") {
-    e2e::CrossoverRow r;
+ch08::CrossoverRow crow(int size, const char* path, bool gpu, double ms, const char* status = "PASS") {
+    ch08::CrossoverRow r;
     r.size = size;
     r.path = path;
     r.gpu = gpu;
@@ -38,7 +41,7 @@ e2e::CrossoverRow crow(int size, const char* path, bool gpu, double ms, const ch
     return r;
 }
 
-e2e::TimelineRow tl(int stream, const char* op, double s, double e) {
+ch08::TimelineRow tl(int stream, const char* op, double s, double e) {
     return {stream, op, 0, s, e};
 }
 
@@ -51,74 +54,74 @@ TEST_CASE("08: the row panels cover any M, panels dividing it or not", "[08]") {
     // reporting the same mistake thousands of times.
     for (int M = 1; M <= 300; ++M)
         for (int p : {1, 2, 3, 4, 7, 16, 17, 299, 300, 301, 1000}) {
-            const std::vector<e2e::Panel> panels = e2e::split_rows(M, p);
+            const std::vector<ch08::Panel> panels = ch08::split_rows(M, p);
             const std::string problem = split_problem(panels, M);
             INFO("M " << M << ", " << p << " panels: " << problem);
             REQUIRE(problem.empty());
             REQUIRE(int(panels.size()) == std::min(p, M));
         }
-    CHECK(e2e::split_rows(0, 4).empty());
-    CHECK(e2e::split_rows(10, 0).size() == 1);  // no panel count below one
+    CHECK(ch08::split_rows(0, 4).empty());
+    CHECK(ch08::split_rows(10, 0).size() == 1);  // no panel count below one
     // The checker itself catches a split that loses the last row.
-    std::vector<e2e::Panel> lossy = e2e::split_rows(10, 3);
+    std::vector<ch08::Panel> lossy = ch08::split_rows(10, 3);
     REQUIRE(lossy.size() == 3);
     lossy.back().rows -= 1;
     CHECK_FALSE(split_problem(lossy, 10).empty());
 }
 
 TEST_CASE("08: timeline checks: ordered within a stream, free across streams", "[08]") {
-    const std::vector<e2e::TimelineRow> good = {tl(0, "h2d B", 0, 1), tl(0, "h2d A", 1, 2), tl(1, "h2d A", 2, 3),
+    const std::vector<ch08::TimelineRow> good = {tl(0, "h2d B", 0, 1), tl(0, "h2d A", 1, 2), tl(1, "h2d A", 2, 3),
                                                 tl(0, "gemm", 2, 5), tl(1, "gemm", 5, 8), tl(0, "d2h C", 5, 6)};
-    CHECK(e2e::timeline_problem(good).empty());
-    CHECK(e2e::busy_ms(good, "gemm") == 6.0);
-    CHECK(e2e::busy_ms(good, "h2d") == 3.0);
-    CHECK(e2e::span_ms(good) == 8.0);
+    CHECK(ch08::timeline_problem(good).empty());
+    CHECK(ch08::busy_ms(good, "gemm") == 6.0);
+    CHECK(ch08::busy_ms(good, "h2d") == 3.0);
+    CHECK(ch08::span_ms(good) == 8.0);
 
-    std::vector<e2e::TimelineRow> overlap = good;
+    std::vector<ch08::TimelineRow> overlap = good;
     overlap[3].start_ms = 1.5;  // stream 0's GEMM starts before its copy of A ended
-    CHECK(e2e::timeline_problem(overlap).find("starts before") != std::string::npos);
-    std::vector<e2e::TimelineRow> backwards = good;
+    CHECK(ch08::timeline_problem(overlap).find("starts before") != std::string::npos);
+    std::vector<ch08::TimelineRow> backwards = good;
     backwards[4].end_ms = 4.0;  // ends before it starts
-    CHECK(e2e::timeline_problem(backwards).find("ends before") != std::string::npos);
+    CHECK(ch08::timeline_problem(backwards).find("ends before") != std::string::npos);
     // Event timestamps are about half a microsecond apart at best: touching is not overlapping.
-    CHECK(e2e::timeline_problem({tl(0, "a", 0, 1.0), tl(0, "b", 0.9995, 2)}).empty());
+    CHECK(ch08::timeline_problem({tl(0, "a", 0, 1.0), tl(0, "b", 0.9995, 2)}).empty());
 }
 
 TEST_CASE("08: the link's rate from its generation and width", "[08]") {
-    CHECK(e2e::parse_link_speed("32.0 GT/s PCIe") == 32.0);
-    CHECK(e2e::parse_link_speed("2.5 GT/s") == 2.5);
-    CHECK(e2e::parse_link_speed("Unknown") == 0.0);
-    CHECK(e2e::parse_link_speed("") == 0.0);
-    CHECK(e2e::pcie_generation(16.0) == 4);
-    CHECK(e2e::pcie_generation(7.0) == 0);
-    CHECK(std::abs(e2e::pcie_gbs(32.0, 16) - 63.0154) < 1e-3);  // PCIe 5 x16
-    CHECK(std::abs(e2e::pcie_gbs(8.0, 16) - 15.7538) < 1e-3);   // PCIe 3 x16
-    CHECK(std::abs(e2e::pcie_gbs(2.5, 1) - 0.25) < 1e-9);       // PCIe 1 x1, 8b/10b
-    CHECK(e2e::pcie_gbs(7.0, 16) == 0.0);
-    e2e::LinkFacts none;
+    CHECK(ch08::parse_link_speed("32.0 GT/s PCIe") == 32.0);
+    CHECK(ch08::parse_link_speed("2.5 GT/s") == 2.5);
+    CHECK(ch08::parse_link_speed("Unknown") == 0.0);
+    CHECK(ch08::parse_link_speed("") == 0.0);
+    CHECK(ch08::pcie_generation(16.0) == 4);
+    CHECK(ch08::pcie_generation(7.0) == 0);
+    CHECK(std::abs(ch08::pcie_gbs(32.0, 16) - 63.0154) < 1e-3);  // PCIe 5 x16
+    CHECK(std::abs(ch08::pcie_gbs(8.0, 16) - 15.7538) < 1e-3);   // PCIe 3 x16
+    CHECK(std::abs(ch08::pcie_gbs(2.5, 1) - 0.25) < 1e-9);       // PCIe 1 x1, 8b/10b
+    CHECK(ch08::pcie_gbs(7.0, 16) == 0.0);
+    ch08::LinkFacts none;
     none.how = "nothing";
     CHECK(none.describe().find("unknown") != std::string::npos);
 }
 
 TEST_CASE("08: the crossover is where the GPU wins for good", "[08]") {
     const std::vector<int> sizes = {32, 64, 128, 256, 512};
-    CHECK(e2e::crossover_size(sizes, {5, 5, 5, 5, 5}, {1, 2, 4, 8, 16}) == 256);
-    CHECK(e2e::crossover_size(sizes, {1, 5, 1, 1, 1}, {2, 2, 2, 2, 2}) == 128);  // a lucky small size does not count
-    CHECK(e2e::crossover_size(sizes, {9, 9, 9, 9, 9}, {1, 1, 1, 1, 1}) == 0);
-    CHECK(e2e::crossover_size(sizes, {1, 1, 1, 1, 1}, {2, 2, 2, 2, 2}) == 32);
-    CHECK(e2e::crossover_size(sizes, {5, 5, 1, 1, 1}, {2, 2, 2, -1, 2}) == 128);  // a size the CPU skipped
-    CHECK(e2e::reps_within(100, 10, 1500) == 10);
-    CHECK(e2e::reps_within(500, 10, 1500) == 3);
-    CHECK(e2e::reps_within(5000, 10, 1500) == 1);
+    CHECK(ch08::crossover_size(sizes, {5, 5, 5, 5, 5}, {1, 2, 4, 8, 16}) == 256);
+    CHECK(ch08::crossover_size(sizes, {1, 5, 1, 1, 1}, {2, 2, 2, 2, 2}) == 128);  // a lucky small size does not count
+    CHECK(ch08::crossover_size(sizes, {9, 9, 9, 9, 9}, {1, 1, 1, 1, 1}) == 0);
+    CHECK(ch08::crossover_size(sizes, {1, 1, 1, 1, 1}, {2, 2, 2, 2, 2}) == 32);
+    CHECK(ch08::crossover_size(sizes, {5, 5, 1, 1, 1}, {2, 2, 2, -1, 2}) == 128);  // a size the CPU skipped
+    CHECK(ch08::reps_within(100, 10, 1500) == 10);
+    CHECK(ch08::reps_within(500, 10, 1500) == 3);
+    CHECK(ch08::reps_within(5000, 10, 1500) == 1);
 
-    const std::vector<e2e::CrossoverRow> rows = {
+    const std::vector<ch08::CrossoverRow> rows = {
         crow(64, "gpu_cublas_pinned", true, 2.0),
         crow(64, "gpu_cublas_pageable", true, 0.5),  // pageable is shown, not counted
         crow(64, "cpu_blocked", false, 1.0),
         crow(64, "cpu_fast_but_wrong", false, 0.1, "FAIL"),
         crow(128, "gpu_best_pinned", true, 1.0),
     };
-    const e2e::CrossoverSummary s = e2e::summarize_crossover(rows);
+    const ch08::CrossoverSummary s = ch08::summarize_crossover(rows);
     REQUIRE(s.sizes == std::vector<int>({64, 128}));
     CHECK(s.gpu_ms[0] == 2.0);
     CHECK(s.cpu_ms[0] == 1.0);
@@ -128,7 +131,7 @@ TEST_CASE("08: the crossover is where the GPU wins for good", "[08]") {
 
 TEST_CASE("08: the small products checked against the reference include the first and last", "[08]") {
     for (int count : {1, 2, 19, 20, 21, 2000}) {
-        const std::vector<int> p = e2e::sampled_products(count);
+        const std::vector<int> p = ch08::sampled_products(count);
         CHECK(p.front() == 0);
         CHECK(p.back() == count - 1);
         CHECK(std::is_sorted(p.begin(), p.end()));
@@ -137,11 +140,19 @@ TEST_CASE("08: the small products checked against the reference include the firs
 }
 
 TEST_CASE("08: the chapter's options are checked before any device work", "[08]") {
-    for (const char* part : {"streams", "all", "transfers,graphs"}) {
-        e2e::Settings s;
+    for (const char* part : {"streams", "all", "transfers,graphs", "batched"}) {
+        ch08::Settings s;
         s.part = part;
         std::string error;
-        CHECK(e2e::check_settings(s, error));
+        CHECK(ch08::check_settings(s, error));
+    }
+    {  // "all" is the six parts, numbered in the order they run
+        ch08::Settings s;
+        std::string error;
+        REQUIRE(ch08::check_settings(s, error));
+        CHECK(s.parts.size() == 6);
+        CHECK(ch08::kPartCount == 6);
+        CHECK(std::string(ch08::kParts[4]) == "batched");
     }
     struct Bad {
         const char* field;
@@ -149,7 +160,7 @@ TEST_CASE("08: the chapter's options are checked before any device work", "[08]"
     };
     for (Bad b : {Bad{"part", "bogus"}, Bad{"panels", "0"}, Bad{"streams", "1"}, Bad{"streams", "9"},
                   Bad{"batch", "-3"}, Bad{"big", "0"}, Bad{"small", "4x"}}) {
-        e2e::Settings s;
+        ch08::Settings s;
         std::string* f = std::string(b.field) == "part"     ? &s.part
                          : std::string(b.field) == "panels" ? &s.panels
                          : std::string(b.field) == "streams" ? &s.streams
@@ -159,7 +170,7 @@ TEST_CASE("08: the chapter's options are checked before any device work", "[08]"
         *f = b.value;
         std::string error;
         INFO("--" << b.field << " " << b.value);
-        CHECK_FALSE(e2e::check_settings(s, error));
+        CHECK_FALSE(ch08::check_settings(s, error));
         CHECK_FALSE(error.empty());
     }
 }
@@ -182,6 +193,50 @@ TEST_CASE("08: bad input exits 2, no GPU exits 3, --help exits 0", "[08]") {
     CHECK(help.out.find("--part") != std::string::npos);
 }
 
+
+TEST_CASE("08: one writer: aligned tables, CSV files started once and appended to after", "[08]") {
+    wb::test::TempDir dir;
+    ch08::Writer out(dir.path);
+    // Parts 4 and 5 both fill graphs.csv: one header, the loop and the graph, then the batched call.
+    ch08::GraphsResult g;
+    g.shape = {4, 5, 6};
+    g.count = 3;
+    g.loop = {"loop", 9.0, 8.5, "PASS", true};
+    g.graph = {"graph", 3.0, 2.5, "PASS", true};
+    const ch08::PartReport four = ch08::report(g);
+    CHECK(four.part == 4);
+    CHECK(four.ok);
+    CHECK(four.after.at(0).find("3.00x cheaper") != std::string::npos);
+    out.emit(four);
+    out.emit(ch08::report(ch08::SmallRow{"strided_batched", 0.5, 0.5, "PASS", true}, g.shape, g.count));
+    CHECK(wb::test::read_file(dir / "graphs.csv") ==
+          "path,shape,count,us_per_gemm,gpu_us_per_gemm,status,same_as_loop\n"
+          "loop,4x5x6,3,9.0000,8.5000,PASS,yes\n"
+          "graph,4x5x6,3,3.0000,2.5000,PASS,yes\n"
+          "strided_batched,4x5x6,3,0.5000,0.5000,PASS,yes\n");
+    // A graph whose bits differ from the loop's fails the part.
+    g.graph.same_as_loop = false;
+    CHECK_FALSE(ch08::report(g).ok);
+    // A new writer starts the file again.
+    ch08::Writer again(dir.path);
+    again.emit(ch08::report(g));
+    CHECK(wb::test::read_file(dir / "graphs.csv").find("strided_batched") == std::string::npos);
+}
+
+TEST_CASE("08: the CUDA handles are owned once: move-only, empty after a move", "[08][handles]") {
+    STATIC_REQUIRE_FALSE(std::is_copy_constructible<wb::Event>::value);
+    STATIC_REQUIRE_FALSE(std::is_copy_assignable<wb::Stream>::value);
+    STATIC_REQUIRE(std::is_nothrow_move_constructible<wb::Event>::value);
+    STATIC_REQUIRE(std::is_nothrow_move_assignable<wb::GraphExec>::value);
+    // A temporary does not hand out its raw handle (it would be destroyed at once).
+    STATIC_REQUIRE_FALSE(std::is_convertible<wb::Event&&, cudaEvent_t>::value);
+    STATIC_REQUIRE(std::is_convertible<const wb::Event&, cudaEvent_t>::value);
+    wb::GraphExec none;  // default-made: holds nothing, destroys nothing
+    CHECK(none.get() == nullptr);
+    wb::GraphExec moved(std::move(none));
+    CHECK(moved.get() == nullptr);
+}
+
 // ---- on the GPU ----------------------------------------------------------------------------------
 
 TEST_CASE("08: pipelined and graph results equal the serial ones bit for bit, any M", "[08][gpu]") {
@@ -192,7 +247,7 @@ TEST_CASE("08: pipelined and graph results equal the serial ones bit for bit, an
     };
     for (Case c : {Case{{1000, 1013, 777}, 7, 2}, Case{{301, 67, 45}, 7, 3}, Case{{5, 3, 2}, 16, 2},
                    Case{{1, 9, 4}, 4, 2}, Case{{256, 128, 64}, 4, 4}}) {
-        const e2e::StreamsResult r = e2e::measure_streams(c.s, c.panels, c.lanes, 1, 11);
+        const ch08::StreamsResult r = ch08::measure_streams(c.s, c.panels, c.lanes, 1, 11);
         INFO(wb::to_string(c.s) << ", " << c.panels << " panels, " << c.lanes << " streams: " << r.check.describe());
         CHECK(r.check.pass);
         CHECK(r.pipelined_equals_serial);
@@ -203,54 +258,55 @@ TEST_CASE("08: pipelined and graph results equal the serial ones bit for bit, an
         CHECK(r.serial.size() == size_t(1 + 3 * r.panels));
         CHECK(r.pipelined.size() == size_t(1 + 3 * r.panels));
         int streams_used = 0;
-        for (const e2e::TimelineRow& row : r.pipelined) streams_used = std::max(streams_used, row.stream + 1);
+        for (const ch08::TimelineRow& row : r.pipelined) streams_used = std::max(streams_used, row.stream + 1);
         CHECK(streams_used == std::min(c.lanes, r.panels));
-        for (const e2e::TimelineRow& row : r.serial) CHECK(row.stream == 0);
+        for (const ch08::TimelineRow& row : r.serial) CHECK(row.stream == 0);
     }
 }
 
 TEST_CASE("08: a pipeline that drops a panel is caught by the reference check", "[08][gpu]") {
     WB_REQUIRE_GPU();
     const wb::Shape s{129, 65, 97};
-    e2e::Matrices host(s, e2e::Memory::pinned, 5, true);
-    e2e::Matrices dev(s, e2e::Memory::device, 5, false);
-    e2e::PanelPipeline pipe(2);
-    std::vector<e2e::Panel> panels = e2e::split_rows(s.m, 5);
-    e2e::poison_host(host.C.get(), host.C.size());
+    ch08::Matrices host(s, ch08::Memory::pinned, 5, true);
+    ch08::Matrices dev(s, ch08::Memory::device, 5, false);
+    ch08::PanelPipeline pipe(2);
+    std::vector<ch08::Panel> panels = ch08::split_rows(s.m, 5);
+    ch08::poison_host(host.C.get(), host.C.size());
     pipe.issue(host, dev, panels, 2, nullptr);
     pipe.sync();
-    CHECK(e2e::verify_product(s, host.A.get(), host.B.get(), host.C.get(), 5).pass);
+    CHECK(ch08::verify_product(s, host.A.get(), host.B.get(), host.C.get(), 5).pass);
     REQUIRE(panels.size() == 5);
     panels.pop_back();  // the planted bug: the last rows of C are never computed
-    e2e::poison_host(host.C.get(), host.C.size());
-    e2e::poison_device(dev.C.get(), dev.C.size(), pipe.lane(0).stream());
+    ch08::poison_host(host.C.get(), host.C.size());
+    ch08::poison_device(dev.C.get(), dev.C.size(), pipe.lane(0).stream());
     pipe.issue(host, dev, panels, 2, nullptr);
     pipe.sync();
-    CHECK_FALSE(e2e::verify_product(s, host.A.get(), host.B.get(), host.C.get(), 5).pass);
+    CHECK_FALSE(ch08::verify_product(s, host.A.get(), host.B.get(), host.C.get(), 5).pass);
 }
 
 TEST_CASE("08: graph replay equals direct launches bit for bit; batched is right", "[08][gpu]") {
     WB_REQUIRE_GPU();
     for (wb::Shape s : {wb::Shape{64, 64, 64}, wb::Shape{33, 47, 65}, wb::Shape{1, 1, 1}}) {
-        const e2e::SmallResult r = e2e::measure_small_gemms(s, 23, 1, 2, 3);
+        const ch08::GraphsResult g = ch08::measure_graphs(s, 23, 1, 2, 3);
+        const ch08::SmallRow batched = ch08::measure_batched(s, 23, 1, 2, 3);
         INFO(wb::to_string(s));
-        REQUIRE(r.rows.size() == 3);
-        for (const e2e::SmallRow& row : r.rows) {
+        for (const ch08::SmallRow& row : {g.loop, g.graph, batched}) {
             INFO(row.path);
             CHECK(row.status == "PASS");
             CHECK(row.us_per_gemm > 0);
         }
-        CHECK(r.rows[1].path == "graph");
-        CHECK(r.rows[1].same_as_loop);
+        CHECK(g.graph.path == "graph");
+        CHECK(g.graph.same_as_loop);
+        CHECK(g.speedup() > 0);
     }
 }
 
 TEST_CASE("08: managed memory gives the explicit copies' result, bit for bit", "[08][gpu]") {
     WB_REQUIRE_GPU();
-    const e2e::ManagedResult r = e2e::measure_managed({301, 67, 45}, 9);
+    const ch08::ManagedResult r = ch08::measure_managed({301, 67, 45}, 9);
     REQUIRE(r.rows.size() == 5);
     CHECK(r.rows[0].status == "PASS");
-    for (const e2e::ManagedRow& m : r.rows) {
+    for (const ch08::ManagedRow& m : r.rows) {
         INFO(m.scenario << ": " << m.status);
         if (m.status.rfind("skipped", 0) == 0) continue;
         CHECK(m.status == "PASS");
@@ -261,39 +317,39 @@ TEST_CASE("08: managed memory gives the explicit copies' result, bit for bit", "
 
 TEST_CASE("08: every crossover path is right; the transfers are timed", "[08][gpu]") {
     WB_REQUIRE_GPU();
-    e2e::CrossoverSettings set;
+    ch08::CrossoverSettings set;
     set.shapes = {{1, 1, 1}, {33, 33, 33}, {64, 64, 64}};
-    set.gpu = wb::table(e2e::kSgemmVariants);
+    set.gpu = wb::table(ch08::kSgemmVariants);
     set.max_reps = 2;
-    std::vector<e2e::CrossoverRow> rows = e2e::measure_crossover(set);
+    std::vector<ch08::CrossoverRow> rows = ch08::measure_crossover(set);
     CHECK(rows.size() >= 3 * 5);
     // Any shape, with beta != 0: C0 is copied in as input, and every run starts from it.
     set.shapes = {{67, 45, 33}, {130, 97, 75}};
     set.alpha = -1.5f;
     set.beta = 0.5f;
-    const std::vector<e2e::CrossoverRow> more = e2e::measure_crossover(set);
+    const std::vector<ch08::CrossoverRow> more = ch08::measure_crossover(set);
     rows.insert(rows.end(), more.begin(), more.end());
-    for (const e2e::CrossoverRow& r : rows) {
+    for (const ch08::CrossoverRow& r : rows) {
         INFO(wb::to_string(r.shape) << " " << r.path << ": " << r.status);
         if (r.status.rfind("skipped", 0) == 0) continue;
         CHECK(r.status == "PASS");
         CHECK(r.total_ms > 0);
         if (r.gpu) CHECK(r.kernel_ms > 0);
     }
-    const std::vector<e2e::TransferRow> t = e2e::measure_transfers({4096, size_t(1) << 20}, 1, 2);
+    const std::vector<ch08::TransferRow> t = ch08::measure_transfers({4096, size_t(1) << 20}, 1, 2);
     REQUIRE(t.size() == 8);
-    for (const e2e::TransferRow& x : t) CHECK(x.gbs() > 0);
+    for (const ch08::TransferRow& x : t) CHECK(x.gbs() > 0);
 }
 
 TEST_CASE("08: failed allocations are reported, and the program says so with exit status 2", "[08][gpu]") {
     WB_REQUIRE_GPU();
     const size_t absurd = size_t(1) << 50;  // 4 PiB of floats
-    for (e2e::Memory kind : {e2e::Memory::device, e2e::Memory::pinned}) {
+    for (ch08::Memory kind : {ch08::Memory::device, ch08::Memory::pinned}) {
         try {
-            e2e::Buffer<float> b(absurd, kind);
+            ch08::Buffer<float> b(absurd, kind);
             FAIL("an allocation of 4 PiB succeeded");
-        } catch (const e2e::AllocError& e) {
-            CHECK(std::string(e.what()).find(e2e::to_string(kind)) != std::string::npos);
+        } catch (const ch08::AllocError& e) {
+            CHECK(std::string(e.what()).find(ch08::to_string(kind)) != std::string::npos);
         }
     }
     CHECK(cudaGetLastError() == cudaSuccess);  // nothing sticky left behind
@@ -318,4 +374,66 @@ TEST_CASE("08: the program runs every part on small shapes and writes its files"
     for (const char* f : {"run.txt", "transfers.csv", "crossover.csv", "timeline_serial.csv", "timeline_pipelined.csv",
                           "streams.csv", "graphs.csv", "managed.csv"})
         CHECK(!wb::test::read_file(out + "/" + f).empty());
+    // tools/e2e_plots.py reads the paths of parts 4 and 5 from one file, in this order.
+    const std::string graphs = wb::test::read_file(out + "/graphs.csv");
+    const size_t loop = graphs.find("\nloop,"), graph = graphs.find("\ngraph,"), batched = graphs.find("\nstrided_batched,");
+    CHECK(loop < graph);
+    CHECK(graph < batched);
+    CHECK(batched != std::string::npos);
+    for (const char* heading : {"== 1. transfers", "== 2. crossover", "== 3. streams", "== 4. graphs", "== 5. batched",
+                                "== 6. unified memory"})
+        CHECK(r.out.find(heading) != std::string::npos);
+}
+
+TEST_CASE("08: the CUDA handles: events time, moves keep one owner", "[08][handles][gpu]") {
+    WB_REQUIRE_GPU();
+    wb::Stream stream(cudaStreamNonBlocking);
+    wb::Event start, stop;
+    ch08::Buffer<float> x(1 << 20, ch08::Memory::device);
+    WB_CUDA_CHECK(cudaEventRecord(start, stream));
+    WB_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, x.bytes(), stream));
+    WB_CUDA_CHECK(cudaEventRecord(stop, stream));
+    WB_CUDA_CHECK(cudaEventSynchronize(stop));
+    CHECK(wb::elapsed_ms(start, stop) >= 0.0);
+    const cudaEvent_t raw = start;
+    wb::Event taken(std::move(start));
+    CHECK(taken.get() == raw);
+    CHECK(start.get() == nullptr);
+    taken = std::move(stop);  // the event it held is destroyed, it now holds stop's
+    CHECK(stop.get() == nullptr);
+    CHECK(cudaEventQuery(taken) == cudaSuccess);
+}
+
+TEST_CASE("08: capture_graph replays the body, and ends the capture when the body fails", "[08][handles][gpu]") {
+    WB_REQUIRE_GPU();
+    wb::Stream stream(cudaStreamNonBlocking);
+    ch08::Buffer<float> x(1000, ch08::Memory::device);
+    std::vector<float> host(1000, 1.0f);
+    // Recorded, not run: the memset happens at the launch.
+    wb::GraphExec graph = wb::capture_graph(stream, [&](cudaStream_t s) {
+        WB_CUDA_CHECK(cudaMemsetAsync(x.get(), 0, x.bytes(), s));
+    });
+    WB_CUDA_CHECK(cudaMemcpyAsync(x.get(), host.data(), x.bytes(), cudaMemcpyHostToDevice, stream));
+    WB_CUDA_CHECK(cudaStreamSynchronize(stream));
+    WB_CUDA_CHECK(cudaGraphLaunch(graph, stream));
+    WB_CUDA_CHECK(cudaMemcpyAsync(host.data(), x.get(), x.bytes(), cudaMemcpyDeviceToHost, stream));
+    WB_CUDA_CHECK(cudaStreamSynchronize(stream));
+    CHECK(std::count(host.begin(), host.end(), 0.0f) == 1000);
+
+    auto capturing = [&] {
+        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+        WB_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+        return status != cudaStreamCaptureStatusNone;
+    };
+    // The body throws: the error comes out, and the stream is no longer capturing.
+    CHECK_THROWS_WITH(wb::capture_graph(stream, [](cudaStream_t) { throw std::runtime_error("planted"); }), "planted");
+    CHECK_FALSE(capturing());
+    // The body makes a call a capture cannot record (a synchronize of the captured stream) and
+    // does not check it: the capture is invalidated, and capture_graph says so.
+    CHECK_THROWS_AS(wb::capture_graph(stream, [](cudaStream_t s) { (void)cudaStreamSynchronize(s); }), wb::CudaError);
+    CHECK_FALSE(capturing());
+    CHECK(cudaGetLastError() == cudaSuccess);
+    // The stream works as before.
+    WB_CUDA_CHECK(cudaGraphLaunch(graph, stream));
+    WB_CUDA_CHECK(cudaStreamSynchronize(stream));
 }

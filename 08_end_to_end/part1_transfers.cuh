@@ -1,4 +1,10 @@
-// transfers.cuh - part 1: how fast data reaches the GPU, and why pinned memory matters.
+// part1_transfers.cuh - part 1: how fast data reaches the GPU, and why pinned memory matters.
+//
+// The copy engines move data by DMA, which needs host pages that stay where they are. Pinned
+// (page-locked) memory from cudaMallocHost is such memory: the engines read it directly, at the
+// link's rate, and cudaMemcpyAsync from it returns before the copy is done. Ordinary (pageable)
+// memory is first copied by a CPU core into a pinned staging buffer of the driver, chunk by chunk:
+// two copies, and no overlap with the caller. The same cudaMemcpyAsync is timed from both below.
 //
 // The link. The GPU hangs on a PCI Express link (or, on Grace Hopper, on NVLink-C2C to the CPU).
 // Its rate per direction is  transfers per second x lanes x encoding efficiency / 8 bits:
@@ -21,12 +27,50 @@
 #include <string>
 #include <vector>
 
+#include "cuda_handles.cuh"
 #include "products.cuh"
 #include "timer.cuh"
 
-namespace e2e {
+namespace ch08 {
 
-// ---- the link ------------------------------------------------------------------------------------
+struct TransferRow {
+    const char* direction;  // "H2D" or "D2H"
+    const char* host;       // "pageable" or "pinned"
+    size_t bytes = 0;
+    double ms_median = 0, ms_min = 0;
+    double gbs() const { return ms_median > 0 ? bytes / (ms_median * 1e6) : 0; }
+};
+
+// Copies of `bytes` between device memory and pageable (std::vector) or pinned host memory, each
+// timed with events on one stream: the median of `reps` after `warmup`. The pageable buffer is
+// written first, so its pages exist: what is timed is the copy, not the first touch.
+inline std::vector<TransferRow> measure_transfers(const std::vector<size_t>& sizes, int warmup, int reps) {
+    size_t largest = 0;
+    for (size_t b : sizes) largest = std::max(largest, b);
+    Buffer<char> dev(largest, Memory::device);
+    Buffer<char> pinned(largest, Memory::pinned);
+    std::vector<char> pageable(largest, 1);
+    std::fill(pinned.get(), pinned.get() + largest, char(1));
+    const wb::Stream stream;
+    std::vector<TransferRow> rows;
+    for (size_t bytes : sizes)
+        for (const bool h2d : {true, false})
+            for (const bool is_pinned : {false, true}) {
+                char* h = is_pinned ? pinned.get() : pageable.data();
+                const wb::Timing t = wb::time_launches(
+                    [&](cudaStream_t st) {
+                        if (h2d)
+                            WB_CUDA_CHECK(cudaMemcpyAsync(dev.get(), h, bytes, cudaMemcpyHostToDevice, st));
+                        else
+                            WB_CUDA_CHECK(cudaMemcpyAsync(h, dev.get(), bytes, cudaMemcpyDeviceToHost, st));
+                    },
+                    warmup, reps, stream);
+                rows.push_back({h2d ? "H2D" : "D2H", is_pinned ? "pinned" : "pageable", bytes, t.ms_median, t.ms_min});
+            }
+    return rows;
+}
+
+// ---- the link the copies cross -------------------------------------------------------------------
 // The generation that runs at `gts` GT/s per lane (0 when unknown).
 inline int pcie_generation(double gts) {
     const double rates[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
@@ -110,49 +154,4 @@ inline LinkFacts read_link(int dev) {
     return f;
 }
 
-// ---- bandwidth -----------------------------------------------------------------------------------
-struct TransferRow {
-    const char* direction;  // "H2D" or "D2H"
-    const char* host;       // "pageable" or "pinned"
-    size_t bytes = 0;
-    double ms_median = 0, ms_min = 0;
-    double gbs() const { return ms_median > 0 ? bytes / (ms_median * 1e6) : 0; }
-};
-
-// Copies of `bytes` between device memory and pageable (std::vector) or pinned host memory, each
-// timed with events on one stream: the median of `reps` after `warmup`. The pageable buffer is
-// written first, so its pages exist: what is timed is the copy, not the first touch.
-inline std::vector<TransferRow> measure_transfers(const std::vector<size_t>& sizes, int warmup, int reps) {
-    size_t largest = 0;
-    for (size_t b : sizes) largest = std::max(largest, b);
-    Buffer<char> dev(largest, Memory::device);
-    Buffer<char> pinned(largest, Memory::pinned);
-    std::vector<char> pageable(largest, 1);
-    std::fill(pinned.get(), pinned.get() + largest, char(1));
-    cudaStream_t stream = nullptr;
-    WB_CUDA_CHECK(cudaStreamCreate(&stream));
-    std::vector<TransferRow> rows;
-    try {
-        for (size_t bytes : sizes)
-            for (const char* dir : {"H2D", "D2H"})
-                for (const char* host : {"pageable", "pinned"}) {
-                    char* h = std::string(host) == "pageable" ? pageable.data() : pinned.get();
-                    const bool h2d = std::string(dir) == "H2D";
-                    const wb::Timing t = wb::time_launches(
-                        [&](cudaStream_t st) {
-                            WB_CUDA_CHECK(cudaMemcpyAsync(h2d ? static_cast<void*>(dev.get()) : h,
-                                                          h2d ? static_cast<const void*>(h) : dev.get(), bytes,
-                                                          h2d ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, st));
-                        },
-                        warmup, reps, stream);
-                    rows.push_back({dir, host, bytes, t.ms_median, t.ms_min});
-                }
-    } catch (...) {
-        cudaStreamDestroy(stream);
-        throw;
-    }
-    cudaStreamDestroy(stream);
-    return rows;
-}
-
-}  // namespace e2e
+}  // namespace ch08

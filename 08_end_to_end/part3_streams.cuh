@@ -1,5 +1,5 @@
-// streams.cuh - part 3: copies that overlap the GEMM. One large product, split into row panels
-// (pipeline_parts.cuh); panel i goes to stream i % L, where its copy in, its GEMM and its copy out
+// part3_streams.cuh - part 3: copies that overlap the GEMM. One large product, split into row
+// panels; panel i goes to stream i % L, where its copy in, its GEMM and its copy out
 // follow each other. Operations of different streams may run at the same time, and the GPU has
 // separate engines for host-to-device copies, device-to-host copies and kernels, so while panel i
 // is multiplied, panel i+1 comes in and panel i-1 goes out.
@@ -17,31 +17,45 @@
 #include <string>
 #include <vector>
 
-#include "pipeline_parts.cuh"
+#include "cuda_handles.cuh"
 #include "products.cuh"
+#include "timeline.cuh"
 #include "timer.cuh"
 
-namespace e2e {
+namespace ch08 {
 
-// A CUDA event for ordering only (no timestamps: cheaper, and allowed in graph capture).
-class SyncEvent {
-public:
-    SyncEvent() { WB_CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
-    ~SyncEvent() { cudaEventDestroy(e_); }
-    SyncEvent(const SyncEvent&) = delete;
-    SyncEvent& operator=(const SyncEvent&) = delete;
-    cudaEvent_t get() const { return e_; }
-
-private:
-    cudaEvent_t e_ = nullptr;
+// C = A * B row panel by row panel: rows [row0, row0 + rows) of C need the same rows of A and all
+// of B. So a product can be copied in, computed and copied out panel by panel, and the copies of
+// one panel overlap the GEMM of another.
+struct Panel {
+    int row0 = 0;
+    int rows = 0;
 };
 
+// `panels` panels over M rows, as even as possible: the first M % p panels get one row more.
+// Any M works (p need not divide M); p is clamped to 1..M so that no panel is empty.
+inline std::vector<Panel> split_rows(int M, int panels) {
+    std::vector<Panel> out;
+    if (M < 1) return out;
+    const int p = std::max(1, std::min(panels, M));
+    const int base = M / p, extra = M % p;
+    int row = 0;
+    for (int i = 0; i < p; ++i) {
+        const int rows = base + (i < extra ? 1 : 0);
+        out.push_back({row, rows});
+        row += rows;
+    }
+    return out;
+}
+
+// L lanes (a stream, its cuBLAS handle and workspace each) and the events that order them. The
+// events only order streams, so they carry no timestamps (cudaEventDisableTiming: cheaper).
 class PanelPipeline {
 public:
-    explicit PanelPipeline(int lanes) {
+    explicit PanelPipeline(int lanes) : b_ready_(cudaEventDisableTiming) {
         for (int i = 0; i < lanes; ++i) {
             lanes_.push_back(std::make_unique<Lane>());
-            done_.push_back(std::make_unique<SyncEvent>());
+            done_.emplace_back(cudaEventDisableTiming);
         }
     }
     int lanes() const { return int(lanes_.size()); }
@@ -66,8 +80,8 @@ public:
         op(0, "h2d B", -1, [&](cudaStream_t st) {
             WB_CUDA_CHECK(cudaMemcpyAsync(dev.B.get(), host.B.get(), host.B.bytes(), cudaMemcpyHostToDevice, st));
         });
-        WB_CUDA_CHECK(cudaEventRecord(b_ready_.get(), lanes_[0]->stream()));
-        for (int l = 1; l < use; ++l) WB_CUDA_CHECK(cudaStreamWaitEvent(lanes_[l]->stream(), b_ready_.get(), 0));
+        WB_CUDA_CHECK(cudaEventRecord(b_ready_, lanes_[0]->stream()));
+        for (int l = 1; l < use; ++l) WB_CUDA_CHECK(cudaStreamWaitEvent(lanes_[l]->stream(), b_ready_, 0));
 
         for (size_t i = 0; i < panels.size(); ++i) {
             // BEGIN SOLUTION: panel i on lane i % use: rows of A in, multiply, rows of C out
@@ -89,37 +103,23 @@ public:
             // END SOLUTION
         }
         for (int l = 1; l < use; ++l) {
-            WB_CUDA_CHECK(cudaEventRecord(done_[l]->get(), lanes_[l]->stream()));
-            WB_CUDA_CHECK(cudaStreamWaitEvent(lanes_[0]->stream(), done_[l]->get(), 0));
+            WB_CUDA_CHECK(cudaEventRecord(done_[l], lanes_[l]->stream()));
+            WB_CUDA_CHECK(cudaStreamWaitEvent(lanes_[0]->stream(), done_[l], 0));
         }
     }
     void sync() const { WB_CUDA_CHECK(cudaStreamSynchronize(lanes_[0]->stream())); }
 
-    // The pipelined sequence captured into a graph (ops recorded, not run) and instantiated.
-    // The caller owns the returned executable graph (cudaGraphExecDestroy).
-    cudaGraphExec_t capture(const Matrices& host, Matrices& dev, const std::vector<Panel>& panels, int use) {
-        cudaStream_t s0 = lanes_[0]->stream();
-        WB_CUDA_CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeThreadLocal));
-        cudaGraph_t graph = nullptr;
-        try {
-            issue(host, dev, panels, use, nullptr);
-        } catch (...) {
-            cudaStreamEndCapture(s0, &graph);  // leave the stream usable, then report the error
-            if (graph) cudaGraphDestroy(graph);
-            throw;
-        }
-        WB_CUDA_CHECK(cudaStreamEndCapture(s0, &graph));
-        cudaGraphExec_t exec = nullptr;
-        const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
-        cudaGraphDestroy(graph);
-        WB_CUDA_CHECK(err);
-        return exec;
+    // The pipelined sequence captured into a graph (recorded, not run) and instantiated. Lane 0's
+    // stream is captured; the event B is ready on brings the other lanes into the capture (a fork)
+    // and their done events bring them back (the join), so the graph holds the whole pipeline.
+    wb::GraphExec capture(const Matrices& host, Matrices& dev, const std::vector<Panel>& panels, int use) {
+        return wb::capture_graph(lanes_[0]->stream(), [&](cudaStream_t) { issue(host, dev, panels, use, nullptr); });
     }
 
 private:
     std::vector<std::unique_ptr<Lane>> lanes_;
-    SyncEvent b_ready_;
-    std::vector<std::unique_ptr<SyncEvent>> done_;
+    wb::Event b_ready_;
+    std::vector<wb::Event> done_;
 };
 
 // ---- the measurement of part 3 -----------------------------------------------------------------
@@ -145,8 +145,7 @@ struct StreamsResult {
 // One run of `use` lanes with a timeline; returns the rows.
 inline std::vector<TimelineRow> timed_run(PanelPipeline& pipe, const Matrices& host, Matrices& dev,
                                           const std::vector<Panel>& panels, int use) {
-    EventTimeline tl;
-    tl.start(pipe.lane(0).stream());
+    EventTimeline tl(pipe.lane(0).stream());
     pipe.issue(host, dev, panels, use, &tl);
     pipe.sync();
     return tl.rows();
@@ -195,25 +194,18 @@ inline StreamsResult measure_streams(wb::Shape s, int panel_count, int lanes, in
     if (r.timeline_problem.empty()) r.timeline_problem = timeline_problem(r.pipelined);
 
     const Clock::time_point t0 = Clock::now();
-    cudaGraphExec_t exec = pipe.capture(host, dev, panels, lanes);
+    const wb::GraphExec graph = pipe.capture(host, dev, panels, lanes);
     r.instantiate_ms = ms_since(t0);
-    try {
-        cudaStream_t s0 = pipe.lane(0).stream();
-        WB_CUDA_CHECK(cudaGraphLaunch(exec, s0));  // untimed: the first launch uploads the graph
-        pipe.sync();
-        poison_host(host.C.get(), host.C.size());
-        poison_device(dev.C.get(), dev.C.size(), s0);
-        r.graph_ms = wb::time_launches([&](cudaStream_t st) { WB_CUDA_CHECK(cudaGraphLaunch(exec, st)); }, 0,
-                                       reps, s0)
-                         .ms_median;
-        pipe.sync();
-    } catch (...) {
-        cudaGraphExecDestroy(exec);
-        throw;
-    }
-    cudaGraphExecDestroy(exec);
+    cudaStream_t s0 = pipe.lane(0).stream();
+    WB_CUDA_CHECK(cudaGraphLaunch(graph, s0));  // untimed: the first launch uploads the graph
+    pipe.sync();
+    poison_host(host.C.get(), host.C.size());
+    poison_device(dev.C.get(), dev.C.size(), s0);
+    r.graph_ms =
+        wb::time_launches([&](cudaStream_t st) { WB_CUDA_CHECK(cudaGraphLaunch(graph, st)); }, 0, reps, s0).ms_median;
+    pipe.sync();
     r.graph_equals_serial = same_bits(host.C.get(), serial_c.data(), serial_c.size());
     return r;
 }
 
-}  // namespace e2e
+}  // namespace ch08

@@ -1,4 +1,4 @@
-// crossover.cuh - part 2: C = A * B for a program whose data starts and ends in host memory.
+// part2_crossover.cuh - part 2: C = A * B for a program whose data starts and ends in host memory.
 //
 // The GPU's time is then  copy A and B in + the GEMM + copy C out + what the host spends issuing
 // and waiting (launch and synchronize, a few microseconds). The copies move 3 S^2 floats, the
@@ -17,10 +17,53 @@
 #include <vector>
 
 #include "../01_cpu_matmul/cpu_kernels.h"
+#include "cuda_handles.cuh"
 #include "gemm_harness.cuh"
 #include "products.cuh"
 
-namespace e2e {
+namespace ch08 {
+
+// One end-to-end GPU run's parts (milliseconds).
+struct GpuRunParts {
+    double total = 0, h2d = 0, kernel = 0, d2h = 0, overhead = 0;
+};
+
+// Times `gemm` with copies from and to host memory `hA`, `hB`, `hC` (pinned or pageable).
+class GpuEndToEnd {
+public:
+    // C = alpha A B + beta C. With beta != 0 the initial C (in hC) is copied in too: it is input.
+    // ([[maybe_unused]]: in the starter kit the copies of hA and hB are the student's to write.)
+    GpuRunParts run(SgemmFn gemm, wb::Shape s, float alpha, float beta, [[maybe_unused]] const float* hA,
+                    [[maybe_unused]] const float* hB, float* hC, Matrices& dev) {
+        const Clock::time_point t0 = Clock::now();
+        WB_CUDA_CHECK(cudaEventRecord(ev_[0], stream_));
+        // BEGIN SOLUTION: copy A and B (and C when beta != 0) from the host into dev, on stream_
+        WB_CUDA_CHECK(cudaMemcpyAsync(dev.A.get(), hA, a_count(s) * sizeof(float), cudaMemcpyHostToDevice, stream_));
+        WB_CUDA_CHECK(cudaMemcpyAsync(dev.B.get(), hB, b_count(s) * sizeof(float), cudaMemcpyHostToDevice, stream_));
+        if (beta != 0.0f)
+            WB_CUDA_CHECK(cudaMemcpyAsync(dev.C.get(), hC, c_count(s) * sizeof(float), cudaMemcpyHostToDevice, stream_));
+        // END SOLUTION
+        WB_CUDA_CHECK(cudaEventRecord(ev_[1], stream_));
+        gemm(s.m, s.n, s.k, alpha, dev.A.get(), dev.B.get(), beta, dev.C.get(), stream_);
+        WB_LAUNCH_CHECK();
+        WB_CUDA_CHECK(cudaEventRecord(ev_[2], stream_));
+        WB_CUDA_CHECK(cudaMemcpyAsync(hC, dev.C.get(), c_count(s) * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+        WB_CUDA_CHECK(cudaEventRecord(ev_[3], stream_));
+        WB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        GpuRunParts p;
+        p.total = ms_since(t0);
+        p.h2d = wb::elapsed_ms(ev_[0], ev_[1]);
+        p.kernel = wb::elapsed_ms(ev_[1], ev_[2]);
+        p.d2h = wb::elapsed_ms(ev_[2], ev_[3]);
+        p.overhead = std::max(0.0, p.total - (p.h2d + p.kernel + p.d2h));
+        return p;
+    }
+    cudaStream_t stream() const { return stream_; }
+
+private:
+    wb::Stream stream_;
+    wb::Event ev_[4];  // before the copies in, the GEMM, the copy out, and after it
+};
 
 struct CrossoverRow {
     wb::Shape shape;
@@ -57,63 +100,6 @@ inline int crossover_size(const std::vector<int>& sizes, const std::vector<doubl
     return answer;
 }
 
-// One end-to-end GPU run's parts (milliseconds).
-struct GpuRunParts {
-    double total = 0, h2d = 0, kernel = 0, d2h = 0, overhead = 0;
-};
-
-// Times `gemm` with copies from and to host memory `hA`, `hB`, `hC` (pinned or pageable).
-class GpuEndToEnd {
-public:
-    GpuEndToEnd() {
-        WB_CUDA_CHECK(cudaStreamCreate(&stream_));
-        for (cudaEvent_t& e : ev_) WB_CUDA_CHECK(cudaEventCreate(&e));
-    }
-    ~GpuEndToEnd() {
-        for (cudaEvent_t e : ev_) cudaEventDestroy(e);
-        cudaStreamDestroy(stream_);
-    }
-    GpuEndToEnd(const GpuEndToEnd&) = delete;
-    GpuEndToEnd& operator=(const GpuEndToEnd&) = delete;
-
-    // C = alpha A B + beta C. With beta != 0 the initial C (in hC) is copied in too: it is input.
-    // ([[maybe_unused]]: in the starter kit the copies of hA and hB are the student's to write.)
-    GpuRunParts run(SgemmFn gemm, wb::Shape s, float alpha, float beta, [[maybe_unused]] const float* hA,
-                    [[maybe_unused]] const float* hB, float* hC, Matrices& dev) {
-        const Clock::time_point t0 = Clock::now();
-        WB_CUDA_CHECK(cudaEventRecord(ev_[0], stream_));
-        // BEGIN SOLUTION: copy A and B (and C when beta != 0) from the host into dev, on stream_
-        WB_CUDA_CHECK(cudaMemcpyAsync(dev.A.get(), hA, a_count(s) * sizeof(float), cudaMemcpyHostToDevice, stream_));
-        WB_CUDA_CHECK(cudaMemcpyAsync(dev.B.get(), hB, b_count(s) * sizeof(float), cudaMemcpyHostToDevice, stream_));
-        if (beta != 0.0f)
-            WB_CUDA_CHECK(cudaMemcpyAsync(dev.C.get(), hC, c_count(s) * sizeof(float), cudaMemcpyHostToDevice, stream_));
-        // END SOLUTION
-        WB_CUDA_CHECK(cudaEventRecord(ev_[1], stream_));
-        gemm(s.m, s.n, s.k, alpha, dev.A.get(), dev.B.get(), beta, dev.C.get(), stream_);
-        WB_LAUNCH_CHECK();
-        WB_CUDA_CHECK(cudaEventRecord(ev_[2], stream_));
-        WB_CUDA_CHECK(cudaMemcpyAsync(hC, dev.C.get(), c_count(s) * sizeof(float), cudaMemcpyDeviceToHost, stream_));
-        WB_CUDA_CHECK(cudaEventRecord(ev_[3], stream_));
-        WB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        GpuRunParts p;
-        p.total = ms_since(t0);
-        float x = 0;
-        WB_CUDA_CHECK(cudaEventElapsedTime(&x, ev_[0], ev_[1]));
-        p.h2d = x;
-        WB_CUDA_CHECK(cudaEventElapsedTime(&x, ev_[1], ev_[2]));
-        p.kernel = x;
-        WB_CUDA_CHECK(cudaEventElapsedTime(&x, ev_[2], ev_[3]));
-        p.d2h = x;
-        p.overhead = std::max(0.0, p.total - (p.h2d + p.kernel + p.d2h));
-        return p;
-    }
-    cudaStream_t stream() const { return stream_; }
-
-private:
-    cudaStream_t stream_ = nullptr;
-    cudaEvent_t ev_[4] = {};
-};
-
 struct CrossoverSettings {
     std::vector<wb::Shape> shapes;  // ascending sizes; cubes for the picture, any shape works
     float alpha = 1.0f, beta = 0.0f;
@@ -130,17 +116,17 @@ struct CrossoverSettings {
 // `progress` (optional) gets one line per size.
 inline std::vector<CrossoverRow> measure_crossover(const CrossoverSettings& set, FILE* progress = nullptr) {
     std::vector<CrossoverRow> rows;
-    const int threads = cpu::all_threads();
+    const int threads = ch01::all_threads();
     const std::string t = "_" + std::to_string(threads) + "t";
     struct CpuPath {
         std::string name;
-        CpuSgemmFn fn;
+        ch01::CpuSgemmFn fn;
         bool naive;
     };
-    std::vector<CpuPath> cpu_paths = {{"cpu_naive_1t", cpu::sgemm_naive_ijk, true},
-                                      {"cpu_blocked_omp" + t, cpu::sgemm_blocked_omp, false}};
+    std::vector<CpuPath> cpu_paths = {{"cpu_naive_1t", ch01::sgemm_naive_ijk, true},
+                                      {"cpu_blocked_omp" + t, ch01::sgemm_blocked_omp, false}};
 #ifdef WB_HAVE_OPENBLAS
-    cpu_paths.push_back({"cpu_openblas" + t, cpu::sgemm_openblas_all, false});
+    cpu_paths.push_back({"cpu_openblas" + t, ch01::sgemm_openblas_all, false});
 #endif
     double naive_last_ms = -1;
     double naive_last_macs = 0;
@@ -315,4 +301,4 @@ inline CrossoverSummary summarize_crossover(const std::vector<CrossoverRow>& row
     return out;
 }
 
-}  // namespace e2e
+}  // namespace ch08
