@@ -4,5 +4,5 @@
 #include "kernels.cuh"
 
 int main(int argc, char** argv) {
-    return wb::chapter_main({"05_float4_vectorized", wb::table(kSgemmVariants)}, argc, argv);
+    return wb::chapter_main({"05_float4_vectorized", wb::table(ch05::kSgemmVariants)}, argc, argv);
 }

@@ -48,6 +48,8 @@
 #include "mainloops.cuh"
 #include "tiles.cuh"
 
+namespace ch05 {
+
 // ---- 1. The tile configuration --------------------------------------------------------------
 //
 //   block tile  BM x BN of C, computed by THREADS threads; K is walked BK columns at a time.
@@ -395,3 +397,5 @@ inline const wb::SgemmVariant kSgemmVariants[] = {
     {"best", launch_best, "the tile and K split with the fewest waves for this GPU and shape (kBestRates)",
      wb::Precision::fp32, kernel_info<CpAsync128x256k8, Pipeline::cp_async>()},
 };
+
+}  // namespace ch05

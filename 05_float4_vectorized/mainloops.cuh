@@ -9,6 +9,8 @@
 #include "gemm_tiles.cuh"
 #include "tiles.cuh"
 
+namespace ch05 {
+
 // ---- Computing on a tile ------------------------------------------------------------------------
 
 template <class Cfg>
@@ -216,3 +218,5 @@ __global__ void splitk_sum_slices(int MN, int slices, float alpha, const float* 
     for (int s = 0; s < slices; ++s) sum += parts[size_t(s) * MN + i];
     wb::store_c(&C[i], sum, alpha, beta);
 }
+
+}  // namespace ch05

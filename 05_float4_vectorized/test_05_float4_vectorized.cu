@@ -15,6 +15,8 @@
 #include "kernels.cuh"
 #include "testing.cuh"
 
+using namespace ch05;
+
 namespace {
 
 // ---- misaligned pointers ----------------------------------------------------------------------

@@ -12,6 +12,8 @@
 
 #include "gemm_tiles.cuh"
 
+namespace ch05 {
+
 // ---- What one block works on ----------------------------------------------------------------------
 
 // The kernel arguments: one GEMM (wb::GemmArgs, row-major and packed), plus the part of K that
@@ -195,3 +197,5 @@ __device__ __forceinline__ void copy_tiles_async(const AsyncSources<Cfg, VEC>& s
             wb::cp_async_4(dst, src.b_src(i), src.b_inside(i, k0));
     }
 }
+
+}  // namespace ch05

@@ -13,6 +13,8 @@
 
 #include "../kernels.cuh"
 
+namespace ch05 {
+
 // A split candidate of best with K in a fixed number of slices, whatever the shape.
 template <class Cfg, int SPLITS>
 wb::SgemmVariant split_row(const char* name) {
@@ -69,3 +71,5 @@ inline const wb::SgemmVariant kTuneConfigs[] = {
     split_row<CpAsync64x64k8, 15>("async3_64x64x8_sk15"),
     split_row<CpAsync64x64k8, 16>("async3_64x64x8_sk16"),
 };
+
+}  // namespace ch05

@@ -11,6 +11,8 @@
 #include "configs.cuh"
 #include "testing.cuh"
 
+using namespace ch05;
+
 namespace {
 
 bool in_lab_table(const std::string& name) {

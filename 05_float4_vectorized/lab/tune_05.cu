@@ -5,7 +5,7 @@
 #include "configs.cuh"
 
 int main(int argc, char** argv) {
-    const wb::Chapter ch{"05_float4_vectorized", wb::table(kTuneConfigs)};
+    const wb::Chapter ch{"05_float4_vectorized", wb::table(ch05::kTuneConfigs)};
     const wb::Options opt = wb::parse_or_exit(ch, argc, argv);
     return wb::run_and_print_fastest(ch, opt, "kBestRates in kernels.cuh holds the rates `best` uses");
 }
