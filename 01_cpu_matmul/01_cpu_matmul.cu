@@ -29,15 +29,15 @@ const char* const kChapter = "01_cpu_matmul";
     std::exit(wb::kExitBadInput);
 }
 
-void print_help(const std::vector<cpu::CpuVariant>& variants) {
-    std::printf("%s", wb::usage(kChapter, {}, cpu::default_options()).c_str());
+void print_help(const std::vector<ch01::CpuVariant>& variants) {
+    std::printf("%s", wb::usage(kChapter, {}, ch01::default_options()).c_str());
     std::printf(
         "chapter 01 runs on the CPU: exit status 3 does not occur. naive_ijk_1t is skipped above\n"
         "1024^3 multiply-adds unless named with --variant.\n");
     std::printf("variants (threads; %% BLAS compares with OpenBLAS on the same number of threads):\n");
-    for (const cpu::CpuVariant& v : variants)
+    for (const ch01::CpuVariant& v : variants)
         std::printf("  %-18s %2d  %s\n", v.name.c_str(), v.threads, v.what);
-    if (!cpu::kHaveOpenBlas) std::printf("  (built without OpenBLAS: no baseline rows, '-' in %% BLAS)\n");
+    if (!ch01::kHaveOpenBlas) std::printf("  (built without OpenBLAS: no baseline rows, '-' in %% BLAS)\n");
 }
 
 // Host memory one shape needs: A, B, C, C0, a copy of C for the check, OpenBLAS's C for the
@@ -46,7 +46,7 @@ double host_bytes(const wb::Shape& s, float beta) {
     const double mn = double(s.m) * s.n;
     double bytes = 4.0 * (double(s.m) * s.k + double(s.k) * s.n + 3.0 * mn);
     if (beta != 0.0f) bytes += 4.0 * mn;
-    if (cpu::full_reference(s)) bytes += 16.0 * mn;
+    if (ch01::full_reference(s)) bytes += 16.0 * mn;
     return bytes;
 }
 
@@ -59,16 +59,16 @@ void print_preamble(const wb::Options& opt, const wb::RunInfo& info, int all) {
         std::printf(" (forced by OPENBLAS_CORETYPE=%s)", core);
     std::printf("\n");
 #endif
-    const double busy = cpu::busy_cores_elsewhere();
+    const double busy = ch01::busy_cores_elsewhere();
     if (busy > 0.25)
         std::printf("warning: other programs keep %.1f of %u cores busy: timings will be low and noisy\n",
                     busy, std::thread::hardware_concurrency());
     std::printf(
         "C = alpha*A*B + beta*C with alpha = %g, beta = %g; seed %llu; %d+ warm-up calls (at least %.2g s)"
         " + %d timed calls, median shown%s\n",
-        opt.alpha, opt.beta, (unsigned long long)opt.seed, opt.warmup, cpu::kMinWarmupSeconds, opt.reps,
+        opt.alpha, opt.beta, (unsigned long long)opt.seed, opt.warmup, ch01::kMinWarmupSeconds, opt.reps,
         opt.check ? "" : "; verification OFF");
-    if (cpu::kHaveOpenBlas)
+    if (ch01::kHaveOpenBlas)
         std::printf(
             "%% BLAS: against OpenBLAS on as many threads (_1t rows: openblas_1t; _%dt rows: openblas_%dt)",
             all, all);
@@ -82,10 +82,10 @@ void print_preamble(const wb::Options& opt, const wb::RunInfo& info, int all) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::vector<cpu::CpuVariant> variants = cpu::variants();
+    const std::vector<ch01::CpuVariant> variants = ch01::variants();
     wb::Options opt;
     std::string error;
-    if (!cpu::parse_cpu_options(argc, argv, variants, opt, error)) bad_input(error);
+    if (!ch01::parse_cpu_options(argc, argv, variants, opt, error)) bad_input(error);
     if (opt.help) {
         print_help(variants);
         return wb::kExitOk;
@@ -102,34 +102,35 @@ int main(int argc, char** argv) {
 
     wb::RunInfo info;
     info.chapter = kChapter;
-    info.gpu = cpu::cpu_model();  // the CSV's device column holds the CPU here; cc stays empty
+    info.gpu = ch01::cpu_model();  // the CSV's device column holds the CPU here; cc stays empty
     info.git = WB_GIT_COMMIT;
     info.student = wb::student_id();
-    const int all = cpu::all_threads();
+    const int all = ch01::all_threads();
     print_preamble(opt, info, all);
 
     // Large shapes are also compared entry by entry with OpenBLAS (its all-thread variant).
-    CpuSgemmFn library = nullptr;
-    for (const cpu::CpuVariant& v : variants)
+    ch01::CpuSgemmFn library = nullptr;
+    for (const ch01::CpuVariant& v : variants)
         if (v.baseline) library = v.run;
 
     wb::ResultTable table("BLAS");
     table.header();
     bool failed = false;
     for (const wb::Shape& s : opt.shapes) {
-        cpu::CpuProblem prob(s, opt.alpha, opt.beta, opt.seed);
+        ch01::CpuProblem prob(s, opt.alpha, opt.beta, opt.seed);
         // Single-thread rows first, then all-thread rows. In each group the baseline (listed first
         // in the table) is timed first, also when only another variant was asked for, and every
         // row of the group is compared with it alone: 1-thread and all-thread figures never mix.
         for (int threads : {1, all}) {
             bool wanted = false;
-            for (const cpu::CpuVariant& v : variants)
+            for (const ch01::CpuVariant& v : variants)
                 wanted =
-                    wanted || (v.threads == threads && (opt.variant == "all" || cpu::named(opt, v.name)));
+                    wanted || (v.threads == threads && (opt.variant == "all" || ch01::named(opt, v.name)));
             if (!wanted) continue;
             double baseline_gflops = -1;
-            for (const cpu::CpuVariant& v : variants) {
-                if (v.threads != threads || (!v.baseline && opt.variant != "all" && !cpu::named(opt, v.name)))
+            for (const ch01::CpuVariant& v : variants) {
+                if (v.threads != threads ||
+                    (!v.baseline && opt.variant != "all" && !ch01::named(opt, v.name)))
                     continue;
                 wb::ResultRow r;
                 r.variant = v.name;
@@ -139,7 +140,7 @@ int main(int argc, char** argv) {
                 r.beta = opt.beta;
                 wb::CheckResult c;
                 std::string error_text;
-                if (v.slow && double(s.m) * s.n * s.k > cpu::kSlowMaxMacs && !cpu::named(opt, v.name)) {
+                if (v.slow && double(s.m) * s.n * s.k > ch01::kSlowMaxMacs && !ch01::named(opt, v.name)) {
                     r.status = "skipped (too slow)";
                 } else {
                     try {

@@ -23,7 +23,7 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 program=${1:-$here/01_cpu_matmul}
-function=${2:-cpu::blocked::micro_kernel}
+function=${2:-ch01::blocked::micro_kernel}
 
 if [ "$program" = "-h" ] || [ "$program" = "--help" ]; then
     sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
@@ -47,7 +47,7 @@ else
 fi
 
 # The awk program reads the function's own instructions only: from its label line
-# ("0000000000012040 <cpu::blocked::micro_kernel(int, ...)>:") to the blank line after it. A line
+# ("0000000000012040 <ch01::blocked::micro_kernel(int, ...)>:") to the blank line after it. A line
 # that merely mentions the name (a `call` from another function) does not start it.
 printf '%s\n' "$listing" | awk -v fn="$function" -v src="$source_name" '
 function hex(s,    i, c, v) {

@@ -23,7 +23,7 @@
 #include "options.h"
 #include "timer.cuh"
 
-namespace cpu {
+namespace ch01 {
 
 // ---- options -----------------------------------------------------------------------------------
 // The common command line (wb::parse_options) with this chapter's defaults. The naive loop takes
@@ -241,4 +241,4 @@ private:
     std::vector<float> library_result_;  // OpenBLAS's C, for the full comparison
 };
 
-}  // namespace cpu
+}  // namespace ch01

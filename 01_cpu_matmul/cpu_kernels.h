@@ -23,11 +23,11 @@
 #include <cblas.h>
 #endif
 
+namespace ch01 {
+
 // The CPU twin of SgemmFn: the same arguments, minus the CUDA stream.
 using CpuSgemmFn = void (*)(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                             float* C);
-
-namespace cpu {
 
 // "All cores": what OpenMP will use (the cores, or OMP_NUM_THREADS when set). The all-thread
 // OpenBLAS baseline is given the same number, so the comparison is always like for like.
@@ -309,4 +309,4 @@ inline std::vector<CpuVariant> variants() {
     return v;
 }
 
-}  // namespace cpu
+}  // namespace ch01

@@ -17,8 +17,8 @@ namespace {
 // Runs `fn` on one case of the spec: seeded inputs, C poisoned with NaN when beta == 0 (else set
 // to C0), and every entry compared with wb::reference_full. (CpuProblem::verify does exactly
 // this for every shape of the list: they are all below the full-reference limit.)
-wb::CheckResult check_case(cpu::CpuProblem& prob, CpuSgemmFn fn) {
-    REQUIRE(cpu::full_reference(prob.shape()));
+wb::CheckResult check_case(ch01::CpuProblem& prob, ch01::CpuSgemmFn fn) {
+    REQUIRE(ch01::full_reference(prob.shape()));
     return prob.verify(fn);
 }
 
@@ -26,7 +26,7 @@ wb::CheckResult check_case(cpu::CpuProblem& prob, CpuSgemmFn fn) {
 // last K % KC terms of every dot product are lost (and with K < KC nothing is written at all).
 void sgemm_blocked_drops_k_tail(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                                 float* C) {
-    using namespace cpu::blocked;
+    using namespace ch01::blocked;
     static PackBuffer a_buffer, b_buffer;
     float* Ap = a_buffer.get(size_t(MC) * KC);
     float* Bp = b_buffer.get(size_t(KC) * NC);
@@ -61,18 +61,18 @@ void sgemm_reads_c_when_beta_is_zero(int M, int N, int K, float alpha, const flo
 // Planted bug 3: the right-edge micro-tiles are never computed (the jr loop rounds N down).
 void sgemm_blocked_skips_right_edge(int M, int N, int K, float alpha, const float* A, const float* B,
                                     float beta, float* C) {
-    const int whole = N / cpu::blocked::NR * cpu::blocked::NR;
+    const int whole = N / ch01::blocked::NR * ch01::blocked::NR;
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < whole; ++j) {
             float acc = 0.0f;
             for (int k = 0; k < K; ++k) acc += A[size_t(i) * K + k] * B[size_t(k) * N + j];
-            C[size_t(i) * N + j] = cpu::finish(acc, alpha, beta, C[size_t(i) * N + j]);
+            C[size_t(i) * N + j] = ch01::finish(acc, alpha, beta, C[size_t(i) * N + j]);
         }
 }
 
 bool parse(std::vector<const char*> args, wb::Options& opt, std::string& error) {
     args.insert(args.begin(), "01_cpu_matmul");
-    return cpu::parse_cpu_options(int(args.size()), args.data(), cpu::variants(), opt, error);
+    return ch01::parse_cpu_options(int(args.size()), args.data(), ch01::variants(), opt, error);
 }
 
 // The key=value pairs of count_fma.sh's "summary:" line ("width" holds xmm, ymm, zmm or none).
@@ -102,12 +102,12 @@ std::string listing_function(const std::string& address, const std::string& name
 TEST_CASE("01: every variant is right on every shape of the spec", "[01]") {
     // One check per variant, after every shape ran: a wrong variant is reported once, with how
     // many shapes it failed and the first of them, not once per shape.
-    const std::vector<cpu::CpuVariant> variants = cpu::variants();
+    const std::vector<ch01::CpuVariant> variants = ch01::variants();
     const std::vector<wb::test::GemmCase> cases = wb::test::standard_cases();
     std::vector<int> failed(variants.size(), 0);
     std::vector<std::string> first_failure(variants.size());
     for (const wb::test::GemmCase& c : cases) {
-        cpu::CpuProblem prob(c.s, c.alpha, c.beta, 7);  // its reference serves every variant
+        ch01::CpuProblem prob(c.s, c.alpha, c.beta, 7);  // its reference serves every variant
         for (size_t i = 0; i < variants.size(); ++i) {
             const wb::CheckResult r = check_case(prob, variants[i].run);
             if (!r.pass && failed[i]++ == 0) first_failure[i] = wb::test::describe(c) + ": " + r.describe();
@@ -121,7 +121,7 @@ TEST_CASE("01: every variant is right on every shape of the spec", "[01]") {
 }
 
 TEST_CASE("01: the blocked kernels are right around every tile and panel edge", "[01]") {
-    using namespace cpu::blocked;
+    using namespace ch01::blocked;
     // One below, at and one above MR, NR, KC, MC and NC (NC only in N, where it matters).
     const std::vector<wb::Shape> shapes = {{MR - 1, NR + 1, KC + 1},
                                            {MR + 1, NR - 1, KC - 1},
@@ -130,10 +130,10 @@ TEST_CASE("01: the blocked kernels are right around every tile and panel edge", 
                                            {2 * MC + MR + 1, 97, KC}};
     for (const wb::Shape& s : shapes)
         for (float beta : {0.0f, 0.5f}) {
-            cpu::CpuProblem prob(s, 1.25f, beta, 11);
-            for (CpuSgemmFn fn : {cpu::sgemm_blocked, cpu::sgemm_blocked_omp}) {
+            ch01::CpuProblem prob(s, 1.25f, beta, 11);
+            for (ch01::CpuSgemmFn fn : {ch01::sgemm_blocked, ch01::sgemm_blocked_omp}) {
                 const wb::CheckResult r = check_case(prob, fn);
-                INFO((fn == cpu::sgemm_blocked ? "sgemm_blocked " : "sgemm_blocked_omp ")
+                INFO((fn == ch01::sgemm_blocked ? "sgemm_blocked " : "sgemm_blocked_omp ")
                      << wb::to_string(s) << " beta=" << beta << ": " << r.describe());
                 REQUIRE(r.pass);  // the first edge that breaks is the one to look at
             }
@@ -142,9 +142,9 @@ TEST_CASE("01: the blocked kernels are right around every tile and panel edge", 
 
 TEST_CASE("01: the check catches planted bugs", "[01]") {
     for (wb::Shape s : {wb::Shape{33, 47, 65}, wb::Shape{129, 65, 300}, wb::Shape{1000, 1013, 777}}) {
-        cpu::CpuProblem prob(s, 1.0f, 0.0f, 3);
+        ch01::CpuProblem prob(s, 1.0f, 0.0f, 3);
         INFO("shape " << wb::to_string(s));
-        CHECK(check_case(prob, cpu::sgemm_blocked).pass);
+        CHECK(check_case(prob, ch01::sgemm_blocked).pass);
         CHECK_FALSE(check_case(prob, sgemm_blocked_drops_k_tail).pass);
         CHECK_FALSE(check_case(prob, sgemm_reads_c_when_beta_is_zero).pass);
         CHECK_FALSE(check_case(prob, sgemm_blocked_skips_right_edge).pass);
@@ -154,12 +154,12 @@ TEST_CASE("01: the check catches planted bugs", "[01]") {
 TEST_CASE("01: a large shape is checked on a sample plus, with OpenBLAS, every entry", "[01]") {
     // 1500^3 is above the full-reference limit: the program's path for big shapes.
     const wb::Shape s{1500, 1500, 1500};
-    REQUIRE_FALSE(cpu::full_reference(s));
-    cpu::CpuProblem prob(s, 1.0f, 0.0f, 5);
-    CpuSgemmFn library = nullptr;
-    for (const cpu::CpuVariant& v : cpu::variants())
+    REQUIRE_FALSE(ch01::full_reference(s));
+    ch01::CpuProblem prob(s, 1.0f, 0.0f, 5);
+    ch01::CpuSgemmFn library = nullptr;
+    for (const ch01::CpuVariant& v : ch01::variants())
         if (v.baseline) library = v.run;
-    const wb::CheckResult good = prob.verify(cpu::sgemm_blocked_omp, library);
+    const wb::CheckResult good = prob.verify(ch01::sgemm_blocked_omp, library);
     INFO(good.describe());
     CHECK(good.pass);
     CHECK(good.checked > (library ? 1500LL * 1500 : 0));
@@ -167,12 +167,12 @@ TEST_CASE("01: a large shape is checked on a sample plus, with OpenBLAS, every e
 }
 
 TEST_CASE("01: the variant table is well formed, with or without OpenBLAS", "[01]") {
-    const std::vector<cpu::CpuVariant> variants = cpu::variants();
-    const int all = cpu::all_threads();
+    const std::vector<ch01::CpuVariant> variants = ch01::variants();
+    const int all = ch01::all_threads();
     REQUIRE(all >= 1);
     int baselines = 0;
     for (size_t i = 0; i < variants.size(); ++i) {
-        const cpu::CpuVariant& v = variants[i];
+        const ch01::CpuVariant& v = variants[i];
         INFO("variant " << v.name);
         CHECK(v.run != nullptr);
         CHECK((v.threads == 1 || v.threads == all));
@@ -183,7 +183,7 @@ TEST_CASE("01: the variant table is well formed, with or without OpenBLAS", "[01
         for (size_t j = i + 1; j < variants.size(); ++j) CHECK(v.name != variants[j].name);
         if (v.baseline) ++baselines;
     }
-    if (cpu::kHaveOpenBlas) {
+    if (ch01::kHaveOpenBlas) {
         // One baseline per thread count, listed before the variants it is compared with.
         CHECK(baselines == (all > 1 ? 2 : 1));
         for (size_t i = 0; i < variants.size(); ++i) {
@@ -204,25 +204,25 @@ TEST_CASE("01: options: defaults, variant names and bad input", "[01][options]")
     wb::Options opt;
     std::string error;
     REQUIRE(parse({}, opt, error));
-    CHECK(opt.warmup == cpu::kDefaultWarmup);
-    CHECK(opt.reps == cpu::kDefaultReps);
-    CHECK(opt.shapes.size() == cpu::default_shapes().size());
+    CHECK(opt.warmup == ch01::kDefaultWarmup);
+    CHECK(opt.reps == ch01::kDefaultReps);
+    CHECK(opt.shapes.size() == ch01::default_shapes().size());
     // --help names this chapter's defaults, not the GPU chapters' 2 and 10.
-    const std::string help = wb::usage("01_cpu_matmul", {}, cpu::default_options());
-    CHECK(help.find("(default " + std::to_string(cpu::kDefaultWarmup) + " and " +
-                    std::to_string(cpu::kDefaultReps) + ")") != std::string::npos);
+    const std::string help = wb::usage("01_cpu_matmul", {}, ch01::default_options());
+    CHECK(help.find("(default " + std::to_string(ch01::kDefaultWarmup) + " and " +
+                    std::to_string(ch01::kDefaultReps) + ")") != std::string::npos);
     CHECK(opt.variant == "all");
 
     REQUIRE(
         parse({"--variant", "blocked_1t,loop_ikj_1t", "--size", "100x200x300", "--reps", "3"}, opt, error));
-    CHECK(cpu::named(opt, "blocked_1t"));
-    CHECK(cpu::named(opt, "loop_ikj_1t"));
-    CHECK_FALSE(cpu::named(opt, "naive_ijk_1t"));
+    CHECK(ch01::named(opt, "blocked_1t"));
+    CHECK(ch01::named(opt, "loop_ikj_1t"));
+    CHECK_FALSE(ch01::named(opt, "naive_ijk_1t"));
     REQUIRE(opt.shapes.size() == 1);
     CHECK(opt.shapes[0].k == 300);
     CHECK(opt.reps == 3);
 
-    const std::string omp = "blocked_omp_" + std::to_string(cpu::all_threads()) + "t";
+    const std::string omp = "blocked_omp_" + std::to_string(ch01::all_threads()) + "t";
     CHECK(parse({"--variant", omp.c_str()}, opt, error));
 
     for (std::vector<const char*> bad : std::vector<std::vector<const char*>>{
@@ -247,7 +247,7 @@ TEST_CASE("01: options: defaults, variant names and bad input", "[01][options]")
 
 TEST_CASE("01: timing reports the median and the minimum of the timed calls", "[01]") {
     int calls = 0;
-    const wb::Timing t = cpu::time_host([&] { ++calls; }, [] {}, 2, 7);
+    const wb::Timing t = ch01::time_host([&] { ++calls; }, [] {}, 2, 7);
     CHECK(t.ms_all.size() == 7);
     CHECK(calls >= 2 + 7);  // the warm-up runs for at least kMinWarmupSeconds, so usually many more
     CHECK(t.ms_min <= t.ms_median);
@@ -269,7 +269,7 @@ TEST_CASE("01: count_fma.sh finds the micro-kernel's FMAs in the program, whatev
     CHECK((width == "xmm" || width == "ymm" || width == "zmm"));
     CHECK(std::stoi(f["packed"]) == std::stoi(f["xmm"]) + std::stoi(f["ymm"]) + std::stoi(f["zmm"]));
     CHECK(std::stoi(f[width]) > 0);
-    const int tile = cpu::blocked::MR * cpu::blocked::NR;
+    const int tile = ch01::blocked::MR * ch01::blocked::NR;
     const int loop_madds = std::stoi(f["loop_madds"]);
     CHECK(loop_madds > 0);
     CHECK(loop_madds >= tile);
@@ -279,11 +279,11 @@ TEST_CASE("01: count_fma.sh finds the micro-kernel's FMAs in the program, whatev
 
 TEST_CASE("01: count_fma.sh counts every vector width, and only the function's own instructions", "[01][fma]") {
     wb::test::TempDir dir;
-    const std::string kernel = "cpu::blocked::micro_kernel(int, float const*, float const*, float, float, float*, int, int, int)";
+    const std::string kernel = "ch01::blocked::micro_kernel(int, float const*, float const*, float, float, float*, int, int, int)";
     // A caller that calls the micro-kernel and has zmm FMAs of its own: a line that merely names the
     // function must not start the count (nor must the caller's FMAs end up in it).
     const std::string caller = listing_function(
-        "1000", "cpu::blocked::sgemm_packed(int)",
+        "1000", "ch01::blocked::sgemm_packed(int)",
         {{"1000", "call   2000 <" + kernel + ">"},
          {"1005", "vfmadd231ps %zmm1,%zmm2,%zmm3"},
          {"100b", "vfmadd231ps %zmm1,%zmm2,%zmm4"},
@@ -350,7 +350,7 @@ TEST_CASE("01: count_fma.sh counts every vector width, and only the function's o
     wb::test::write_file(dir / "caller.txt", caller);
     r = wb::test::run_program("count_fma.sh", "- < '" + (dir / "caller.txt") + "'", dir);
     CHECK(r.status == 2);
-    CHECK(r.err.find("no function cpu::blocked::micro_kernel") != std::string::npos);
+    CHECK(r.err.find("no function ch01::blocked::micro_kernel") != std::string::npos);
     r = wb::test::run_program("count_fma.sh", "'" + (dir / "no_such_program") + "'", dir);
     CHECK(r.status == 2);
     CHECK(r.err.find("does not exist") != std::string::npos);
