@@ -20,17 +20,18 @@
 #include "kernels.cuh"
 #include "report.h"  // wb::utc_timestamp
 
-// Where common/config.mk found the tools when it built this program (the chapter's Makefile passes
-// them in): make is the one place that looks for tools, and this program reports what it found.
+// The tools where common/config.mk found them, and its line for a missing one: the chapter's
+// Makefile builds them in, so make is the one place that looks and this program only reports.
 #ifndef WB_NVCC_PATH
 #define WB_NVCC_PATH ""
 #define WB_NCU_PATH ""
 #define WB_SANITIZER_PATH ""
+#define WB_NCU_MISSING "ncu not found"
+#define WB_SANITIZER_MISSING "compute-sanitizer not found"
 #endif
 
-namespace {
+namespace ch00 {
 
-using env::strf;
 const char* const kProg = "00_env_check";
 
 struct Settings {
@@ -50,26 +51,20 @@ Settings parse_or_exit(int argc, char** argv) {
     const std::vector<wb::ExtraOption> extras = {{"json", "FILE", &s.json, nullptr},
                                                  {"quick", "", nullptr, &s.quick}};
     std::string error;
-    if (!wb::parse_options(argc, argv, s.opt, error, extras)) bad_input(error);
+    if (!wb::parse_options(argc, argv, s.opt, error, extras) || !check_env_options(s.opt, error)) bad_input(error);
     if (s.opt.help) {  // not wb::usage: most of the shared GEMM options do not apply here
-        std::printf(
-            "usage: %s [options]\n"
-            "  --quick      smaller, faster measurements (for tests, sanitizers and profilers)\n"
-            "  --json FILE  also write every fact and measured ceiling as JSON (keys: README.md)\n"
-            "  --warmup W   untimed runs before timing (default 2)\n"
-            "  --reps R     timed runs, each timed on its own; the median is shown (default 10)\n"
-            "  --seed S     seed of the cuBLAS smoke test's random data (default 2024)\n"
-            "  --help       this text\n"
-            "The GEMM options of the other chapters (--size, --variant, --csv, ...) do not apply here.\n"
-            "exit status: 0 ready, 1 the cuBLAS smoke test failed, 2 bad input, 3 no usable CUDA device\n"
-            "(or no code for it in this binary)\n",
-            kProg);
+        std::printf("usage: %s [--quick] [--json FILE] [--warmup W] [--reps R] [--seed S] [--help]\n"
+                    "  --quick      smaller, faster measurements (for tests, sanitizers and profilers)\n"
+                    "  --json FILE  also write every fact and measured ceiling as JSON (keys: README.md)\n"
+                    "  --warmup W, --reps R  untimed and timed runs (default 2 and 10; the median is shown)\n"
+                    "  --seed S     seed of the cuBLAS smoke test's random data (default 2024)\n"
+                    "The GEMM options of the other chapters (--size, --variant, --csv, ...) do not apply.\n"
+                    "exit status: 0 ready, 1 the cuBLAS smoke test failed, 2 bad input, 3 no usable CUDA\n"
+                    "device (or no code for it in this binary)\n", kProg);
         std::exit(wb::kExitOk);
     }
-    if (!env::check_env_options(s.opt, error)) bad_input(error);
-    for (int i = 1; i < argc; ++i)
-        if (std::strncmp(argv[i], "--json", 6) == 0 && s.json.empty())
-            bad_input("option --json needs a file name");
+    for (int i = 1; i < argc; ++i)  // "--json=" gives an empty name
+        if (std::strncmp(argv[i], "--json", 6) == 0 && s.json.empty()) bad_input("option --json needs a file name");
     if (!s.json.empty()) {  // an unwritable path is found now, not after the measuring ("a" keeps a file)
         FILE* f = std::fopen(s.json.c_str(), "a");
         if (!f) bad_input("cannot write the --json file '" + s.json + "': " + std::strerror(errno));
@@ -83,20 +78,20 @@ void field(const std::string& label, const std::string& text) {  // one aligned 
     std::printf("  %-27s: %s\n", label.c_str(), text.c_str());
     std::fflush(stdout);
 }
-void print(const std::vector<env::Line>& lines) {
-    for (const env::Line& l : lines)
-        if (!l.label.empty()) field(l.label, l.text);
+void print(const std::vector<Line>& lines) {
+    for (const Line& l : lines)
+        if (!l.label.empty()) field(l.label, shown(l));
 }
-
 std::string read_text_file(const char* path) {
     std::ostringstream text;
     text << std::ifstream(path).rdbuf();
     return text.str();
 }
+std::string error_text(cudaError_t e) { return strf("%s: %s", cudaGetErrorName(e), cudaGetErrorString(e)); }
 
 // Versions, the code compiled in, the tools make found, and /proc: all without a GPU.
-env::Report host_facts(const Settings& s) {
-    env::Report r;
+Report host_facts(const Settings& s) {
+    Report r;
     r.git = wb::build_git_commit();
     r.timestamp = wb::utc_timestamp();
     r.quick = s.quick;
@@ -108,38 +103,22 @@ env::Report host_facts(const Settings& s) {
     for (int a : {__CUDA_ARCH_LIST__}) r.built_for.push_back(a / 10);
 #endif
     const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-    r.tools = {env::tool_now("nvcc", WB_NVCC_PATH, path, "building the chapters"),
-               env::tool_now("ncu", WB_NCU_PATH, path, "make profile-NN (Nsight Compute)"),
-               env::tool_now("compute-sanitizer", WB_SANITIZER_PATH, path, "make sanitize")};
-    r.profiling_admin_only = env::profiling_admin_only(read_text_file("/proc/driver/nvidia/params"));
+    r.tools = {tool_now("nvcc", WB_NVCC_PATH, path, "nvcc not found: install the CUDA toolkit"),
+               tool_now("ncu", WB_NCU_PATH, path, WB_NCU_MISSING),
+               tool_now("compute-sanitizer", WB_SANITIZER_PATH, path, WB_SANITIZER_MISSING)};
+    r.profiling_admin_only = profiling_admin_only(read_text_file("/proc/driver/nvidia/params"));
     r.running_as_root = ::geteuid() == 0;
-    r.wsl = env::is_wsl(read_text_file("/proc/version"));
+    r.wsl = is_wsl(read_text_file("/proc/version"));
     return r;
 }
 
-// "ok", "missing" (no code for this GPU in the binary) or the error of a test launch.
-std::string probe_kernel_image(int dev) {
-    try {
-        WB_CUDA_CHECK(cudaSetDevice(dev));
-        wb::probe_kernel_image();
-        return "ok";
-    } catch (const wb::CudaError& e) {
-        cudaGetLastError();  // launch errors are not sticky: clear this one
-        const cudaError_t c = e.code();
-        const bool missing = c == cudaErrorNoKernelImageForDevice || c == cudaErrorInvalidKernelImage ||
-                             c == cudaErrorUnsupportedPtxVersion;
-        return missing ? "missing" : e.what();
-    }
-}
-
-// GPU `dev`: the facts every chapter uses (wb::query_device), then the limits the chapters choose
-// their tiles against, each from cudaDeviceGetAttribute (CUDA 13 removed cudaDeviceProp's clock
-// fields, and kernelExecTimeoutEnabled with them). Each limit is one line of the GPU's section.
-env::Gpu query_gpu(int dev) {
-    env::Gpu g;
+// GPU `dev`: wb::query_device's facts, then the other limits the chapters choose their tiles against,
+// each one cudaDeviceGetAttribute (CUDA 13 removed cudaDeviceProp's clocks and kernelExecTimeoutEnabled).
+Gpu query_gpu(int dev) {
+    using namespace json;
+    Gpu g;
     auto check = [&](cudaError_t e) {  // keeps the first error; what it failed to read stays 0
-        if (e != cudaSuccess && g.query_error.empty())
-            g.query_error = strf("%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+        if (e != cudaSuccess && g.query_error.empty()) g.query_error = error_text(e);
         return e == cudaSuccess;
     };
     try {
@@ -148,104 +127,80 @@ env::Gpu query_gpu(int dev) {
         check(e.code());
     }
     g.facts.id = dev;
-    auto attribute = [&](cudaDeviceAttr what) {
+    auto get = [&](cudaDeviceAttr what) {
         int v = 0;
         check(cudaDeviceGetAttribute(&v, what, dev));
         return v;
     };
+    auto dims = [&](cudaDeviceAttr x, cudaDeviceAttr y, cudaDeviceAttr z) {
+        return array({integer(get(x)), integer(get(y)), integer(get(z))});
+    };
     char bus_id[32] = {};
-    check(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, dev));
     size_t free_bytes = 0, total_bytes = 0;
+    check(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, dev));
     if (check(cudaSetDevice(dev))) check(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const int l2 = attribute(cudaDevAttrL2CacheSize), warp = attribute(cudaDevAttrWarpSize);
-    const int smem_block = attribute(cudaDevAttrMaxSharedMemoryPerBlock);
-    const int smem_sm = attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
-    const int smem_reserved = attribute(cudaDevAttrReservedSharedMemoryPerBlock);
-    const int regs_block = attribute(cudaDevAttrMaxRegistersPerBlock);
-    const int regs_sm = attribute(cudaDevAttrMaxRegistersPerMultiprocessor);
-    const int threads_block = attribute(cudaDevAttrMaxThreadsPerBlock);
-    const int blocks_sm = attribute(cudaDevAttrMaxBlocksPerMultiprocessor);
-    const int block[3] = {attribute(cudaDevAttrMaxBlockDimX), attribute(cudaDevAttrMaxBlockDimY),
-                          attribute(cudaDevAttrMaxBlockDimZ)};
-    const int grid[3] = {attribute(cudaDevAttrMaxGridDimX), attribute(cudaDevAttrMaxGridDimY),
-                         attribute(cudaDevAttrMaxGridDimZ)};
-    g.kernel_timeout = attribute(cudaDevAttrKernelExecTimeout) != 0;
-    const bool integrated = attribute(cudaDevAttrIntegrated) != 0,
-               ecc = attribute(cudaDevAttrEccEnabled) != 0;
-
-    using namespace env::json;
-    using env::bytes_text;
+    g.kernel_timeout = get(cudaDevAttrKernelExecTimeout) != 0;
     const wb::DeviceFacts& f = g.facts;
-    const int optin = f.smem_per_block_optin, threads_sm = f.max_threads_per_sm;
     g.limits = {
         {"pci_bus_id", text_or_null(bus_id), "PCI bus", bus_id},
-        {"sms", integer(f.sms), "SMs",
-         strf("%d x %d FP32 lanes = %d \"CUDA cores\"", f.sms, f.fp32_lanes_per_sm,
-              f.sms * f.fp32_lanes_per_sm)},
-        {"fp32_lanes_per_sm", integer(f.fp32_lanes_per_sm)},
-        {"sm_clock_ghz", number(f.clock_ghz), "SM clock (max)", strf("%.3f GHz", f.clock_ghz)},
-        {"memory_bytes", integer(f.global_mem_bytes), "global memory",
-         bytes_text(f.global_mem_bytes) + " (" + bytes_text(free_bytes) + " free)"},
-        {"memory_free_bytes", integer(free_bytes)},
-        {"mem_clock_ghz", number(f.mem_clock_ghz), "memory bus",
-         strf("%d bits at %.3f GHz, 2 transfers per clock", f.bus_width_bits, f.mem_clock_ghz)},
-        {"bus_width_bits", integer(f.bus_width_bits)},
-        {"l2_bytes", integer(l2), "L2 cache", bytes_text(l2)},
-        {"smem_per_block_bytes", integer(smem_block), "shared memory / block",
-         bytes_text(smem_block) + " by default, " + bytes_text(optin) +
-             " with cudaFuncSetAttribute (opt-in)"},
-        {"smem_per_block_optin_bytes", integer(optin)},
-        {"smem_per_sm_bytes", integer(smem_sm), "shared memory / SM",
-         bytes_text(smem_sm) + strf(" (%d B reserved per block)", smem_reserved)},
-        {"smem_reserved_per_block_bytes", integer(smem_reserved)},
-        {"regs_per_block", integer(regs_block), "registers / block",
-         strf("%d x 32 bit (at most 255 per thread)", regs_block)},
-        {"regs_per_sm", integer(regs_sm), "registers / SM",
-         strf("%d x 32 bit = ", regs_sm) + bytes_text(4.0 * regs_sm)},
-        {"warp_size", integer(warp), "warp size", strf("%d threads", warp)},
-        {"max_threads_per_block", integer(threads_block), "threads / block",
-         strf("at most %d; block dims up to %d x %d x %d", threads_block, block[0], block[1], block[2])},
-        {"max_threads_per_sm", integer(threads_sm), "threads / SM",
-         strf("%d (%d warps), at most %d blocks", threads_sm, warp > 0 ? threads_sm / warp : 0, blocks_sm)},
-        {"max_blocks_per_sm", integer(blocks_sm)},
-        {"max_block_dim", array({integer(block[0]), integer(block[1]), integer(block[2])})},
-        {"max_grid_dim", array({integer(grid[0]), integer(grid[1]), integer(grid[2])}), "grid dims",
-         strf("%d x %d x %d blocks", grid[0], grid[1], grid[2])},
+        {"sms", integer(f.sms), "SMs"},
+        {"fp32_lanes_per_sm", integer(f.fp32_lanes_per_sm), "FP32 lanes / SM"},
+        {"sm_clock_ghz", number(f.clock_ghz), "SM clock (max)"},
+        {"memory_bytes", integer(f.global_mem_bytes), "global memory"},
+        {"memory_free_bytes", integer(free_bytes), "  free now"},
+        {"mem_clock_ghz", number(f.mem_clock_ghz), "memory clock (2 transfers)"},
+        {"bus_width_bits", integer(f.bus_width_bits), "memory bus width (bits)"},
+        {"l2_bytes", integer(get(cudaDevAttrL2CacheSize)), "L2 cache"},
+        {"smem_per_block_bytes", integer(get(cudaDevAttrMaxSharedMemoryPerBlock)), "shared memory / block"},
+        {"smem_per_block_optin_bytes", integer(f.smem_per_block_optin), "  with opt-in"},
+        {"smem_per_sm_bytes", integer(get(cudaDevAttrMaxSharedMemoryPerMultiprocessor)), "shared memory / SM"},
+        {"smem_reserved_per_block_bytes", integer(get(cudaDevAttrReservedSharedMemoryPerBlock)), "  reserved / block"},
+        {"regs_per_block", integer(get(cudaDevAttrMaxRegistersPerBlock)), "registers / block (32 bit)"},
+        {"regs_per_sm", integer(get(cudaDevAttrMaxRegistersPerMultiprocessor)), "registers / SM"},
+        {"warp_size", integer(get(cudaDevAttrWarpSize)), "warp size"},
+        {"max_threads_per_block", integer(get(cudaDevAttrMaxThreadsPerBlock)), "threads / block"},
+        {"max_threads_per_sm", integer(f.max_threads_per_sm), "threads / SM"},
+        {"max_blocks_per_sm", integer(get(cudaDevAttrMaxBlocksPerMultiprocessor)), "blocks / SM"},
+        {"max_block_dim", dims(cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY, cudaDevAttrMaxBlockDimZ), "block dims"},
+        {"max_grid_dim", dims(cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY, cudaDevAttrMaxGridDimZ), "grid dims"},
         {"kernel_timeout", boolean(g.kernel_timeout), "kernel time limit",
-         g.kernel_timeout
-             ? "YES: a display watchdog ends any kernel that runs longer than a few seconds (Windows "
-               "TDR: about 2 s). Keep launches short, or use a GPU that drives no display."
-             : "none"},
-        {"integrated", boolean(integrated), integrated ? "integrated" : "",
-         "yes: shares memory with the CPU"},
-        {"ecc", boolean(ecc), "ECC", ecc ? "on" : "off"},
+         g.kernel_timeout ? "YES: a display watchdog ends long kernels (README: the watchdog)" : "none"},
+        {"integrated", boolean(get(cudaDevAttrIntegrated) != 0), "integrated (shares CPU memory)"},
+        {"ecc", boolean(get(cudaDevAttrEccEnabled) != 0), "ECC"},
     };
-    if (g.query_error.empty()) g.kernel_image = probe_kernel_image(dev);
+    if (!g.query_error.empty()) return g;
+    try {  // a test launch: "missing" when this binary holds no code for the GPU
+        wb::probe_kernel_image();
+        g.kernel_image = "ok";
+    } catch (const wb::CudaError& e) {
+        cudaGetLastError();  // launch errors are not sticky: clear this one
+        const cudaError_t c = e.code();
+        const bool missing = c == cudaErrorNoKernelImageForDevice || c == cudaErrorInvalidKernelImage ||
+                             c == cudaErrorUnsupportedPtxVersion;
+        g.kernel_image = missing ? "missing" : e.what();
+    }
     return g;
 }
 
-void print_gpu(const env::Gpu& g, const std::vector<int>& built) {
+void print_gpu(const Gpu& g, const std::vector<int>& built) {
     const wb::DeviceFacts& f = g.facts;
     section(strf("GPU %d: %s", f.id, f.name.empty() ? "(unknown)" : f.name.c_str()));
     if (!g.query_error.empty()) return field("error", g.query_error);
-    field("compute capability",
-          f.cc() + " (" + g.sm() + ", " + env::architecture_name(f.cc_major, f.cc_minor) + ")");
-    const std::string expected = env::code_for(built, f.cc_number()).text;
-    field("code in this binary",
-          g.kernel_image == "ok" ? "yes: a test kernel ran (" + expected + ")"
-          : g.kernel_image == "missing"
-              ? "NO (" + expected + "). Fix: " + wb::rebuild_hint(f.cc_major, f.cc_minor)
-              : "a test kernel failed: " + g.kernel_image);
+    field("compute capability", f.cc() + " (" + g.sm() + ")");
+    const std::string expected = code_for(built, f.cc_number()).text;
+    field("code in this binary", g.kernel_image == "ok" ? "yes: a test kernel ran (" + expected + ")"
+                                 : g.kernel_image == "missing"
+                                     ? "NO (" + expected + "). Fix: " + wb::rebuild_hint(f.cc_major, f.cc_minor)
+                                     : "a test kernel failed: " + g.kernel_image);
     print(g.limits);
 }
 
 // GPU 0's two ceilings (kernels.cuh), then a small SGEMM through cuBLAS checked by the harness exactly
 // as every chapter's kernels are. cuBLAS has its own code, so it runs even where ours cannot.
-void measure(env::Gpu& g, const Settings& s) {
-    const int dev = g.facts.id;
+void measure(Gpu& g, const Settings& s) {
     cudaStream_t stream = nullptr;
     try {
-        WB_CUDA_CHECK(cudaSetDevice(dev));
+        WB_CUDA_CHECK(cudaSetDevice(g.facts.id));
         if (g.kernel_image == "ok") {
             g.measure_ran = true;
             WB_CUDA_CHECK(cudaStreamCreate(&stream));
@@ -253,7 +208,7 @@ void measure(env::Gpu& g, const Settings& s) {
             size_t free_bytes = 0, total_bytes = 0;
             int l2 = 0;
             WB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-            WB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+            WB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, g.facts.id));
             g.copy = measure_copy(choose_copy_buffer_bytes(s.quick, free_bytes, size_t(l2)), s.opt.warmup,
                                   s.opt.reps, stream);
         }
@@ -262,65 +217,23 @@ void measure(env::Gpu& g, const Settings& s) {
     }
     if (stream) cudaStreamDestroy(stream);
     try {
-        wb::GemmProblem problem(env::kSmokeShape, 1.0f, 0.0f, s.opt.seed);
+        wb::GemmProblem problem(kSmokeShape, 1.0f, 0.0f, s.opt.seed);
         g.cublas = problem.verify(wb::cublas_sgemm, wb::Precision::fp32);
         if (!g.cublas->pass) g.cublas->what = g.cublas->describe();
     } catch (const std::exception& e) {
         g.cublas = wb::CheckResult{};
         g.cublas->pass = false;
-        g.cublas->rel_err = env::kNotMeasured;
+        g.cublas->rel_err = kNotMeasured;
         g.cublas->what = e.what();
     }
 }
 
-std::string no_gpu_advice(cudaError_t err, const env::Report& r) {
-    if (r.driver_version == 0 || err == cudaErrorInsufficientDriver)
-        return "install or update the NVIDIA driver, then check that 'nvidia-smi' lists your GPU";
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    return std::string("check that 'nvidia-smi' lists a GPU") +
-           (visible ? std::string("; CUDA_VISIBLE_DEVICES='") + visible + "' may hide it" : "") +
-           "; in a container, start it with the GPU passed in (e.g. docker run --gpus all)";
-}
-
-// The exit status, with the one stderr line that a script or a student sees first.
-int exit_status(const env::Report& r) {
-    auto fail = [](int status, const std::string& why) {
-        std::fprintf(stderr, "%s: error: %s\n", kProg, why.c_str());
-        return status;
-    };
-    if (r.gpus.empty())
-        return fail(wb::kExitNoDevice,
-                    "no usable CUDA device (" + r.device_error + "); see the advice above");
-    const env::Gpu& g = r.gpus[0];
-    const wb::DeviceFacts& f = g.facts;
-    if (g.kernel_image == "missing")
-        return fail(wb::kExitNoDevice,
-                    strf("this binary holds no code for %s (compute capability %s). Rebuild "
-                         "for it: %s",
-                         f.name.c_str(), f.cc().c_str(), wb::rebuild_hint(f.cc_major, f.cc_minor).c_str()));
-    const std::string& broken = !g.query_error.empty()     ? g.query_error
-                                : !g.measure_error.empty() ? g.measure_error
-                                : g.kernel_image != "ok"   ? g.kernel_image
-                                                           : std::string();
-    if (!broken.empty()) return fail(wb::kExitNoDevice, "GPU 0 cannot be used: " + broken);
-    if (g.cublas && !g.cublas->pass)
-        return fail(wb::kExitVerifyFailed, "the cuBLAS smoke test failed: " + g.cublas->what);
-    return wb::kExitOk;
-}
-
 int run(const Settings& s) {
-    env::Report r = host_facts(s);
+    Report r = host_facts(s);
     std::printf("%s: is this machine ready for the CUDA Matmul Workbook?%s\n", kProg,
                 s.quick ? " (--quick: small measurements)" : "");
-    const env::VersionMatch versions = env::match_versions(r.driver_version, r.runtime_version);
     section("CUDA versions");
-    field("driver supports up to", r.driver_version > 0
-                                       ? strf("CUDA %s (cudaDriverGetVersion: %d)",
-                                              env::version_text(r.driver_version).c_str(), r.driver_version)
-                                       : "no NVIDIA driver found (cudaDriverGetVersion: 0)");
-    field("runtime (built with)", strf("CUDA %s (cudaRuntimeGetVersion: %d)",
-                                       env::version_text(r.runtime_version).c_str(), r.runtime_version));
-    field("compatible", versions.text);
+    print(version_lines(r.driver_version, r.runtime_version));
     std::string archs;
     for (int a : r.built_for) archs += strf(archs.empty() ? "sm_%d" : " sm_%d", a);
     field("this binary built for",
@@ -330,12 +243,16 @@ int run(const Settings& s) {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
-        r.device_error = err != cudaSuccess ? strf("%s: %s", cudaGetErrorName(err), cudaGetErrorString(err))
-                                            : "the driver reports no CUDA device";
+        r.device_error = err != cudaSuccess ? error_text(err) : "the driver reports no CUDA device";
         cudaGetLastError();
+        const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
         section("GPUs");
         field("usable CUDA GPUs", "none (" + r.device_error + ")");
-        field("what to do", no_gpu_advice(err, r));
+        field("what to do", r.driver_version == 0 || err == cudaErrorInsufficientDriver
+                                ? "install or update the NVIDIA driver, then check that 'nvidia-smi' lists your GPU"
+                                : std::string("check that 'nvidia-smi' lists a GPU") +
+                                      (visible ? std::string("; CUDA_VISIBLE_DEVICES='") + visible + "' may hide it" : "") +
+                                      "; in a container, start it with the GPU passed in (docker run --gpus all)");
     }
     for (int dev = 0; err == cudaSuccess && dev < count; ++dev) {
         r.gpus.push_back(query_gpu(dev));
@@ -343,50 +260,49 @@ int run(const Settings& s) {
     }
     // The chapters run on device 0 (CUDA_VISIBLE_DEVICES picks which GPU that is): measure it.
     if (!r.gpus.empty() && r.gpus[0].query_error.empty()) {
-        env::Gpu& g = r.gpus[0];
-        if (g.kernel_image == "ok")
-            std::printf("\nmeasuring GPU 0 (%s)...\n", s.quick ? "quick" : "a few seconds");
+        Gpu& g = r.gpus[0];
+        if (g.kernel_image == "ok") std::printf("\nmeasuring GPU 0 (%s)...\n", s.quick ? "quick" : "a few seconds");
         std::fflush(stdout);
         measure(g, s);
         if (g.measure_ran) {
             section("Ceilings of GPU 0: theory from the numbers above, measured here");
-            print(env::ceiling_lines(g, r));
+            print(ceiling_lines(g, r));
         }
         section("cuBLAS smoke test on GPU 0");
-        field("SGEMM " + wb::to_string(env::kSmokeShape),
+        field("SGEMM " + wb::to_string(kSmokeShape),
               g.cublas->pass ? strf("PASS, rel. error %.1e (%s)", g.cublas->rel_err, g.cublas->what.c_str())
                              : "FAIL: " + g.cublas->what);
     }
     section("Tools");
-    for (const env::Tool& t : r.tools) field(t.name, env::describe(t, r.runtime_version));
-    field("GPU performance counters",
-          r.profiling_admin_only == 1   ? "root only (RmProfilingAdminOnly=1): see the README"
-          : r.profiling_admin_only == 0 ? "open to every user"
-                                        : "unknown (no /proc/driver/nvidia/params)");
-    const env::Verdict v = env::judge(r);
+    for (const Tool& t : r.tools) field(t.name, describe(t));
+    field("GPU performance counters", r.profiling_admin_only == 1   ? "root only (RmProfilingAdminOnly=1): see the README"
+                                      : r.profiling_admin_only == 0 ? "open to every user"
+                                                                    : "unknown (no /proc/driver/nvidia/params)");
+    const Verdict v = judge(r);
     section("Verdict");
     for (const std::string& line : v.first_lines()) std::printf("  %s\n", line.c_str());
     for (const std::string& p : v.problems) std::printf("  - %s\n", p.c_str());
     for (const std::string& n : v.notes) std::printf("  note: %s\n", n.c_str());
-
     if (!s.json.empty()) {
         std::ofstream out(s.json, std::ios::trunc);
-        out << env::to_json(r);
+        out << to_json(r);
         if (!out) bad_input("cannot write the --json file '" + s.json + "'");
         std::printf("\nwrote %s\n", s.json.c_str());
     }
     std::fflush(stdout);
-    return exit_status(r);
+    // The one stderr line that a script or a student sees first.
+    if (!v.ready()) std::fprintf(stderr, "%s: error: %s\n", kProg, v.problems[0].c_str());
+    return v.status;
 }
 
-}  // namespace
+}  // namespace ch00
 
 int main(int argc, char** argv) {
-    const Settings s = parse_or_exit(argc, argv);
+    const ch00::Settings s = ch00::parse_or_exit(argc, argv);
     try {
-        return run(s);
+        return ch00::run(s);
     } catch (const std::exception& e) {  // a CUDA call outside the guarded measurements failed
-        std::fprintf(stderr, "%s: error: %s\n", kProg, e.what());
+        std::fprintf(stderr, "%s: error: %s\n", ch00::kProg, e.what());
         return wb::kExitNoDevice;
     }
 }

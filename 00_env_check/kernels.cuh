@@ -19,6 +19,8 @@
 #include "gemm_harness.cuh"  // wb::DeviceBuffer
 #include "timer.cuh"
 
+namespace ch00 {
+
 // Rates: 1 GB/s = 10^9 bytes per second and 1 GFLOP/s = 10^9 FLOP per second, as in every data
 // sheet. A time in milliseconds is 10^-3 s, hence the 10^6.
 constexpr double per_second_1e9(double amount, double ms) { return amount / (ms * 1e6); }
@@ -284,3 +286,5 @@ inline FmaMeasurement measure_fma(int waves, int warmup, int reps, cudaStream_t 
     m.sm_clock_ghz = sums[1] > 0 ? double(sums[0]) / double(sums[1]) : 0.0;  // cycles per ns = GHz
     return m;
 }
+
+}  // namespace ch00

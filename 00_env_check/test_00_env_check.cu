@@ -1,6 +1,7 @@
-// test_00_env_check - the host-side logic on any machine (the JSON, with planted values it must not
-// let through; the tools as make found them; the accounting; the verdict; the options; the program's
-// exit statuses), and on a GPU the two measuring kernels and the program's JSON with measurements.
+// test_00_env_check - on any machine: the JSON (syntax, keys, planted values it must not let
+// through), the screen's units, the rules (versions, code for a GPU, tools, options, /proc), the
+// accounting, the verdict and its exit status, and the program's exit statuses. On a GPU: the two
+// measuring kernels and the program's JSON with measurements.
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,135 +9,92 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include "env_report.h"
 #include "kernels.cuh"
 #include "testing.cuh"
 
+using namespace ch00;
+
 namespace {
 
-// ---- helpers -------------------------------------------------------------------------------
-
-// A strict JSON syntax check (RFC 8259): enough to prove the writer never emits a trailing comma,
-// an unescaped control character, NaN or an unbalanced bracket.
-class JsonSyntax {
-public:
-    explicit JsonSyntax(const std::string& text) : s_(text) {}
-    bool valid() {
-        const bool ok = value();
-        space();
-        return ok && i_ == s_.size();
+// A strict JSON syntax check (RFC 8259): proves the writer never emits a trailing comma, an
+// unescaped control character, NaN or an unbalanced bracket.
+struct JsonSyntax {
+    const std::string& s;
+    size_t i = 0;
+    char peek() {
+        while (i < s.size() && std::strchr(" \n\t\r", s[i])) ++i;
+        return i < s.size() ? s[i] : '\0';
     }
-
-private:
-    char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
-    void space() {
-        while (peek() == ' ' || peek() == '\n' || peek() == '\t' || peek() == '\r') ++i_;
-    }
-    bool literal(const char* word) {
-        const size_t n = std::strlen(word);
-        if (s_.compare(i_, n, word) != 0) return false;
-        i_ += n;
-        return true;
-    }
-    bool value() {
-        space();
-        switch (peek()) {
-            case '{': return container('}', true);
-            case '[': return container(']', false);
-            case '"': return string();
-            case 't': return literal("true");
-            case 'f': return literal("false");
-            case 'n': return literal("null");
-            default: return number();
-        }
-    }
-    bool container(char close, bool object) {
-        ++i_;
-        space();
-        if (peek() == close) return ++i_, true;
-        for (;;) {
-            space();
-            if (object) {
-                if (!string()) return false;
-                space();
-                if (peek() != ':') return false;
-                ++i_;
-            }
-            if (!value()) return false;
-            space();
-            if (peek() == ',') {
-                ++i_;
-                continue;
-            }
-            if (peek() != close) return false;
-            ++i_;
-            return true;
-        }
+    bool word(const char* w) { return s.compare(i, std::strlen(w), w) == 0 && (i += std::strlen(w), true); }
+    bool digits() {
+        const size_t start = i;
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+        return i > start;
     }
     bool string() {
         if (peek() != '"') return false;
-        for (++i_; i_ < s_.size(); ++i_) {
-            const unsigned char c = static_cast<unsigned char>(s_[i_]);
-            if (c == '"') return ++i_, true;
+        for (++i; i < s.size(); ++i) {
+            const unsigned char c = s[i];
+            if (c == '"') return ++i, true;
             if (c < 0x20) return false;
-            if (c != '\\') continue;
-            const char e = ++i_ < s_.size() ? s_[i_] : '\0';
-            if (e == 'u') {
+            if (c == '\\' && !(++i < s.size() && std::strchr("\"\\/bfnrtu", s[i]) && s[i] != '\0')) return false;
+            if (s[i - 1] == '\\' && s[i] == 'u')
                 for (int k = 0; k < 4; ++k)
-                    if (++i_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_]))) return false;
-            } else if (!std::strchr("\"\\/bfnrt", e) || e == '\0') {
-                return false;
-            }
+                    if (++i >= s.size() || !std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
         }
         return false;
     }
-    bool digits() {
-        const size_t start = i_;
-        while (std::isdigit(static_cast<unsigned char>(peek()))) ++i_;
-        return i_ > start;
-    }
-    bool number() {
-        if (peek() == '-') ++i_;
-        if (!digits()) return false;
-        if (peek() == '.') {
-            ++i_;
-            if (!digits()) return false;
+    bool container(char close, bool object) {
+        ++i;
+        if (peek() == close) return ++i, true;
+        for (;;) {
+            if (object && !(string() && peek() == ':' && ++i)) return false;
+            if (!value()) return false;
+            const char c = peek();
+            ++i;
+            if (c == close) return true;
+            if (c != ',') return false;
         }
-        if (peek() == 'e' || peek() == 'E') {
-            ++i_;
-            if (peek() == '+' || peek() == '-') ++i_;
-            if (!digits()) return false;
+    }
+    bool value() {
+        const char c = peek();
+        if (c == '{' || c == '[') return container(c == '{' ? '}' : ']', c == '{');
+        if (c == '"') return string();
+        if (word("true") || word("false") || word("null")) return true;
+        if (c == '-') ++i;
+        if (!digits()) return false;
+        if (i < s.size() && s[i] == '.' && !(++i, digits())) return false;
+        if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+            ++i;
+            if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+            return digits();
         }
         return true;
     }
-
-    const std::string& s_;
-    size_t i_ = 0;
 };
-
-bool has_key(const std::string& json, const std::string& key) {
-    return json.find("\"" + key + "\": ") != std::string::npos;
+bool valid_json(const std::string& text) {
+    JsonSyntax p{text};
+    return p.value() && p.peek() == '\0';
 }
+
+bool has(const std::string& json, const std::string& part) { return json.find(part) != std::string::npos; }
 
 // The number after the first "key": (NaN for null or a missing key).
 double number_after(const std::string& json, const std::string& key) {
-    const std::string tag = "\"" + key + "\": ";
-    const size_t at = json.find(tag);
+    const size_t at = json.find("\"" + key + "\": ");
     if (at == std::string::npos) return NAN;
-    const char* start = json.c_str() + at + tag.size();
+    const char* start = json.c_str() + at + key.size() + 4;
     char* end = nullptr;
     const double v = std::strtod(start, &end);
     return end == start ? NAN : v;
 }
 
-// Every key of a JSON text (at any depth).
-std::set<std::string> keys_of(const std::string& json) {
+std::set<std::string> keys_of(const std::string& json) {  // every key, at any depth
     static const std::regex key("\"([a-z0-9_]+)\": ");
     std::set<std::string> keys;
     for (std::sregex_iterator it(json.begin(), json.end(), key), end; it != end; ++it) keys.insert((*it)[1]);
@@ -150,30 +108,27 @@ using wb::test::write_file;
 
 std::string program_path() { return wb::test::program_path("00_env_check"); }
 bool program_built() { return ::access(program_path().c_str(), X_OK) == 0; }
-
-// tools/report_fixture_env.json: the format reference the report's tests are written against.
-std::string fixture_env_json() {
-    const std::string program = program_path();
-    return read_file(program.substr(0, program.rfind('/')) + "/../tools/report_fixture_env.json");
-}
-
-// Runs the program with `args` (and an environment prefix such as "CUDA_VISIBLE_DEVICES=-1").
 RunResult run_program(const std::string& args, const TempDir& dir, const std::string& env_prefix = "") {
     return wb::test::run_program("00_env_check", args, dir, env_prefix);
 }
 
+// tools/report_fixture_env.json: the format reference the report's tests are written against.
+std::set<std::string> fixture_keys() {
+    const std::string program = program_path();
+    return keys_of(read_file(program.substr(0, program.rfind('/')) + "/../tools/report_fixture_env.json"));
+}
+
 // A report as a machine with one ready H100-like GPU would produce it.
-env::Report sample_report() {
-    using namespace env::json;
-    env::Report r;
+Report sample_report() {
+    using namespace json;
+    Report r;
     r.git = "abc123";
     r.timestamp = "2026-01-01T00:00:00Z";
     r.warmup = 2;
     r.reps = 10;
-    r.driver_version = 13000;
-    r.runtime_version = 13000;
+    r.driver_version = r.runtime_version = 13000;
     r.built_for = {80, 90};
-    env::Gpu g;
+    Gpu g;
     g.facts.name = "Test \"GPU\"\n\\ with\tcontrol \x01 chars";
     g.facts.cc_major = 9;
     g.facts.sms = 132;
@@ -183,9 +138,8 @@ env::Report sample_report() {
     g.facts.mem_clock_ghz = 2.619;
     g.facts.peak_fp32_gflops = 132 * 128 * 2 * 1.98;
     g.facts.peak_bandwidth_gbs = 3352.3;
-    g.facts.global_mem_bytes = 150119866368;
-    g.limits = {{"memory_bytes", integer(150119866368), "global memory", "139.81 GiB"},
-                {"max_block_dim", array({integer(1024), integer(1024), integer(64)})}};
+    g.limits = {{"memory_bytes", integer(150119866368), "global memory"},
+                {"max_block_dim", array({integer(1024), integer(1024), integer(64)}), "block dims"}};
     g.kernel_image = "ok";
     g.measure_ran = true;
     g.fma = FmaMeasurement{};
@@ -202,168 +156,172 @@ env::Report sample_report() {
     g.cublas->rel_err = 3e-8;
     g.cublas->what = "all entries against the CPU";
     r.gpus.push_back(g);
-    r.tools = {{"nvcc", "/usr/local/cuda/bin/nvcc", true, "building"},
-               {"ncu", "/usr/local/cuda/bin/ncu", true, "make profile-NN"},
-               {"compute-sanitizer", "/usr/local/cuda/bin/compute-sanitizer", true, "make sanitize"}};
+    r.tools = {{"nvcc", "/usr/local/cuda/bin/nvcc", true, "nvcc not found"},
+               {"ncu", "/usr/local/cuda/bin/ncu", true, "ncu not found"},
+               {"compute-sanitizer", "/usr/local/cuda/bin/compute-sanitizer", true, "compute-sanitizer not found"}};
     r.profiling_admin_only = 0;
     return r;
 }
 
 // The keys README.md documents ("The JSON file"). Tools and the report read them: renaming one
 // breaks them, so this list changes only together with the README.
-const char* const kTopKeys[] = {"schema", "program", "git", "timestamp", "quick", "cuda", "driver_version",
-                                "driver", "runtime_version", "runtime", "compatible", "note", "built_for",
-                                "gpu_count", "gpu_error", "gpus", "tools", "profiling_admin_only", "wsl",
-                                "ready", "problems", "notes"};
-// Those the report writes itself; the program's query adds the GPU's limits (kLimitKeys).
-const char* const kGpuKeys[] = {"id", "name", "cc", "sm", "query_error", "code", "kernel_image",
-                                "rebuild_hint", "peak_fp32_gflops", "peak_bandwidth_gbs",
-                                "peak_fp16_tc_gflops", "peak_tf32_tc_gflops", "measured", "cublas_smoke"};
+const char* const kKeys[] = {
+    // the top level, "cuda" and "tools"
+    "schema", "program", "git", "timestamp", "quick", "cuda", "driver_version", "driver", "runtime_version",
+    "runtime", "compatible", "note", "built_for", "gpu_count", "gpu_error", "gpus", "tools", "profiling_admin_only",
+    "wsl", "ready", "problems", "notes", "nvcc", "ncu", "compute_sanitizer", "path", "on_path",
+    // a GPU, but the limits the program's query adds (kLimitKeys)
+    "id", "name", "cc", "sm", "query_error", "code", "kernel_image", "rebuild_hint", "peak_fp32_gflops",
+    "peak_bandwidth_gbs", "peak_fp16_tc_gflops", "peak_tf32_tc_gflops", "measured", "cublas_smoke",
+    // "measured" and "cublas_smoke"
+    "error", "warmup", "reps", "fma_gflops", "fma_pct_peak", "fma_ms_median", "fma_ms_min", "fma_flops",
+    "fma_threads", "sm_clock_ghz_under_load", "fma_pct_peak_at_measured_clock", "copy_kernel_gbs",
+    "copy_kernel_pct_peak", "copy_kernel_ms_median", "copy_kernel_ms_min", "memcpy_gbs", "memcpy_pct_peak",
+    "memcpy_ms_median", "memcpy_ms_min", "copy_bytes", "bandwidth_gbs", "bandwidth_pct_peak",
+    "ridge_flop_per_byte", "shape", "status", "rel_err", "detail"};
 const char* const kLimitKeys[] = {
     "pci_bus_id", "sms", "fp32_lanes_per_sm", "sm_clock_ghz", "mem_clock_ghz", "bus_width_bits",
     "memory_bytes", "memory_free_bytes", "l2_bytes", "smem_per_block_bytes", "smem_per_block_optin_bytes",
     "smem_per_sm_bytes", "smem_reserved_per_block_bytes", "regs_per_block", "regs_per_sm", "warp_size",
     "max_threads_per_block", "max_threads_per_sm", "max_blocks_per_sm", "max_block_dim", "max_grid_dim",
     "kernel_timeout", "integrated", "ecc"};
-const char* const kMeasuredKeys[] = {
-    "error", "warmup", "reps", "fma_gflops", "fma_pct_peak", "fma_ms_median", "fma_ms_min", "fma_flops",
-    "fma_threads", "sm_clock_ghz_under_load", "fma_pct_peak_at_measured_clock", "copy_kernel_gbs",
-    "copy_kernel_pct_peak", "copy_kernel_ms_median", "copy_kernel_ms_min", "memcpy_gbs", "memcpy_pct_peak",
-    "memcpy_ms_median", "memcpy_ms_min", "copy_bytes", "bandwidth_gbs", "bandwidth_pct_peak",
-    "ridge_flop_per_byte"};
-const char* const kSmokeKeys[] = {"shape", "status", "rel_err", "detail"};
-const char* const kToolKeys[] = {"nvcc", "ncu", "compute_sanitizer", "path", "on_path"};
 
 }  // namespace
 
 // ---- CPU tests -------------------------------------------------------------------------------
 
-TEST_CASE("00: JSON text escapes quotes, backslashes and control characters", "[00]") {
-    using env::json::text;
-    CHECK(text("plain") == "\"plain\"");
-    CHECK(text("say \"hi\"") == "\"say \\\"hi\\\"\"");
-    CHECK(text("C:\\cuda") == "\"C:\\\\cuda\"");
+TEST_CASE("00: JSON values: escaped text, no NaN, short arrays on one line", "[00]") {
+    using json::text;
+    CHECK(text("say \"hi\" C:\\cuda") == "\"say \\\"hi\\\" C:\\\\cuda\"");
     CHECK(text("a\nb\tc\rd") == "\"a\\nb\\tc\\u000dd\"");
     CHECK(text(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
     CHECK(text("H200 \xe2\x9c\x93") == "\"H200 \xe2\x9c\x93\"");  // UTF-8 passes through
-    CHECK(env::json::number(env::kNotMeasured) == "null");        // JSON has no NaN
-    CHECK(env::json::number(std::numeric_limits<double>::infinity()) == "null");
-    CHECK(env::json::number(1.0 / 3) == "0.3333333");
-    CHECK(env::json::array({}) == "[]");
-    CHECK(env::json::object({}) == "{}");
+    CHECK(json::number(kNotMeasured) == "null");                  // JSON has no NaN
+    CHECK(json::number(std::numeric_limits<double>::infinity()) == "null");
+    CHECK(json::number(1.0 / 3) == "0.3333333");
+    CHECK(json::array({}) == "[]");
+    CHECK(json::object({}) == "{}");
+    CHECK(json::texts({"a", "b"}) == "[\"a\", \"b\"]");
+    CHECK(json::texts({std::string(80, 'x')}) == "[\n  \"" + std::string(80, 'x') + "\"\n]");
 }
 
-TEST_CASE("00: the JSON is valid and has every documented key", "[00]") {
-    const std::string json = env::to_json(sample_report());
+TEST_CASE("00: the JSON is valid, has every documented key and no other", "[00]") {
+    const std::string json = to_json(sample_report());
     INFO(json);
-    CHECK(JsonSyntax(json).valid());
-    for (const char* k : kTopKeys) CHECK(has_key(json, k));
-    for (const char* k : kGpuKeys) CHECK(has_key(json, k));
-    for (const char* k : kMeasuredKeys) CHECK(has_key(json, k));
-    for (const char* k : kSmokeKeys) CHECK(has_key(json, k));
-    for (const char* k : kToolKeys) CHECK(has_key(json, k));
-    // Nothing the format reference (tools/report_fixture_env.json) does not have.
-    const std::set<std::string> reference = keys_of(fixture_env_json());
+    CHECK(valid_json(json));
+    for (const char* k : kKeys) CHECK(has(json, "\"" + std::string(k) + "\": "));
+    const std::set<std::string> reference = fixture_keys();
     REQUIRE(reference.size() > 90);
     for (const std::string& k : keys_of(json)) CHECK(reference.count(k) == 1);
     CHECK(number_after(json, "gpu_count") == 1);
-    CHECK(json.find("\"memory_bytes\": 150119866368,") != std::string::npos);  // bytes stay exact
-    CHECK(json.find("\"fma_flops\": 8053063680,") != std::string::npos);
-    CHECK(json.find("\"max_block_dim\": [1024, 1024, 64],") != std::string::npos);
-    CHECK(json.find("\"ready\": true") != std::string::npos);
-    CHECK(json.find("\"status\": \"PASS\"") != std::string::npos);
-    CHECK(json.find("\"code\": \"native\"") != std::string::npos);
-    CHECK(json.find("\"shape\": \"257x255x259\"") != std::string::npos);
+    CHECK(has(json, "\"memory_bytes\": 150119866368,"));  // bytes stay exact
+    CHECK(has(json, "\"fma_flops\": 8053063680,"));
+    CHECK(has(json, "\"max_block_dim\": [1024, 1024, 64],"));
+    CHECK(has(json, "\"built_for\": [\"sm_80\", \"sm_90\"],"));
+    CHECK(has(json, "\"ready\": true"));
+    CHECK(has(json, "\"status\": \"PASS\""));
+    CHECK(has(json, "\"code\": \"native\""));
+    CHECK(has(json, "\"shape\": \"257x255x259\""));
+    CHECK(has(json, "\"on_path\": true"));
     CHECK(std::fabs(number_after(json, "fma_pct_peak") - 93.0) < 1e-3);
     CHECK(std::fabs(number_after(json, "fma_pct_peak_at_measured_clock") - 93.0 * 1.98 / 1.97) < 1e-3);
-    CHECK(std::fabs(number_after(json, "bandwidth_gbs") - 0.85 * 3352.3) < 1e-2);  // the better of the two
-    CHECK(json.find("\"peak_fp16_tc_gflops\": null") != std::string::npos);       // 0: not known
+    CHECK(std::fabs(number_after(json, "bandwidth_gbs") - 0.85 * 3352.3) < 1e-2);  // the better copy
+    CHECK(has(json, "\"peak_fp16_tc_gflops\": null"));                            // 0: not known
     // The name with quotes, a newline, a tab and a control character stays one valid string.
-    CHECK(json.find("Test \\\"GPU\\\"\\n\\\\ with\\tcontrol \\u0001 chars") != std::string::npos);
+    CHECK(has(json, "Test \\\"GPU\\\"\\n\\\\ with\\tcontrol \\u0001 chars"));
 }
 
 TEST_CASE("00: planted NaN and infinity, a failed measurement and no GPU give valid JSON", "[00]") {
-    env::Report r = sample_report();
-    r.gpus[0].fma->gflops = env::kNotMeasured;  // NaN must become null, never "nan"
+    Report r = sample_report();
+    r.gpus[0].fma->gflops = kNotMeasured;  // NaN must become null, never "nan"
     r.gpus[0].copy->kernel_gbs = std::numeric_limits<double>::infinity();
-    std::string json = env::to_json(r);
-    CHECK(JsonSyntax(json).valid());
-    CHECK(json.find("\"fma_gflops\": null") != std::string::npos);
-    CHECK(json.find("\"copy_kernel_gbs\": null") != std::string::npos);
-    CHECK(json.find("\"ridge_flop_per_byte\": null") != std::string::npos);
-    CHECK(json.find("nan") == std::string::npos);
-    CHECK(json.find("inf") == std::string::npos);
+    std::string json = to_json(r);
+    CHECK(valid_json(json));
+    CHECK(has(json, "\"fma_gflops\": null"));
+    CHECK(has(json, "\"copy_kernel_gbs\": null"));
+    CHECK(has(json, "\"ridge_flop_per_byte\": null"));
+    CHECK_FALSE(has(json, "nan"));
+    CHECK_FALSE(has(json, "inf"));
 
     // The copy failed after the FMA run: its numbers are null, the error is there, and it is a problem.
     r = sample_report();
     r.gpus[0].copy.reset();
     r.gpus[0].measure_error = "cudaErrorMemoryAllocation: out of memory";
     r.gpus[0].cublas->pass = false;
-    r.gpus[0].cublas->what = "1 of 65535 entries wrong";
-    json = env::to_json(r);
+    json = to_json(r);
     INFO(json);
-    CHECK(JsonSyntax(json).valid());
-    CHECK(json.find("\"error\": \"cudaErrorMemoryAllocation: out of memory\"") != std::string::npos);
-    CHECK(json.find("\"copy_kernel_ms_median\": null") != std::string::npos);
-    CHECK(json.find("\"bandwidth_gbs\": null") != std::string::npos);
+    CHECK(valid_json(json));
+    CHECK(has(json, "\"error\": \"cudaErrorMemoryAllocation: out of memory\""));
+    CHECK(has(json, "\"copy_kernel_ms_median\": null"));
+    CHECK(has(json, "\"bandwidth_gbs\": null"));
     CHECK(number_after(json, "fma_gflops") > 0);
-    CHECK(json.find("\"status\": \"FAIL\"") != std::string::npos);
-    CHECK(json.find("\"ready\": false") != std::string::npos);
+    CHECK(has(json, "\"status\": \"FAIL\""));
+    CHECK(has(json, "\"ready\": false"));
 
     r.gpus.clear();
     r.driver_version = 0;
     r.device_error = "cudaErrorNoDevice: no CUDA-capable device is detected";
-    json = env::to_json(r);
-    CHECK(JsonSyntax(json).valid());
+    json = to_json(r);
+    CHECK(valid_json(json));
     CHECK(number_after(json, "gpu_count") == 0);
-    CHECK(json.find("\"gpus\": []") != std::string::npos);
-    CHECK(json.find("\"driver\": \"none\"") != std::string::npos);
-    CHECK(json.find("\"ready\": false") != std::string::npos);
+    CHECK(has(json, "\"gpus\": []"));
+    CHECK(has(json, "\"driver\": \"none\""));
+    CHECK(has(json, "\"ready\": false"));
+}
+
+TEST_CASE("00: the screen shows each value in the unit its key names", "[00]") {
+    CHECK(shown({"l2_bytes", "52428800"}) == "50.0 MiB");
+    CHECK(shown({"memory_bytes", "150119866368"}) == "139.81 GiB");
+    CHECK(shown({"sm_clock_ghz", "1.98"}) == "1.980 GHz");
+    CHECK(shown({"fma_gflops", "65256.4"}) == "65256 GFLOP/s (65.26 TFLOP/s)");
+    CHECK(shown({"memcpy_gbs", "420.04"}) == "420.0 GB/s");
+    CHECK(shown({"fma_pct_peak", "97.54"}) == "97.5%");
+    CHECK(shown({"fma_ms_median", "1.5"}) == "1.500 ms");
+    CHECK(shown({"ecc", "true"}) == "yes");
+    CHECK(shown({"max_block_dim", "[1024, 1024, 64]"}) == "[1024, 1024, 64]");
+    CHECK(shown({"copy_kernel_gbs", "null"}) == "-");
+    CHECK(shown({"pci_bus_id", "\"0000:01:00.0\"", "PCI bus", "0000:01:00.0"}) == "0000:01:00.0");
+    CHECK(strf("%s", std::string(2000, 'a').c_str()).size() == 2000);  // no fixed buffer
+    CHECK(bytes_text(48 * 1024) == "48 KiB");
+    CHECK(bytes_text(1000) == "1000 B");
 }
 
 TEST_CASE("00: a tool as make found it: on the PATH, off it (the export line), or gone", "[00]") {
     TempDir bin, other;
     write_file(bin / "wb-ncu", "#!/bin/sh\n", 0700);
-    const std::string ncu = bin / "wb-ncu";
-    env::Tool t = env::tool_now("ncu", ncu, other.path + ":" + bin.path, "make profile-NN");
-    CHECK(t.path == ncu);
+    const std::string ncu = bin / "wb-ncu", missing = "ncu (Nsight Compute) not found: install it";
+    Tool t = tool_now("ncu", ncu, other.path + ":" + bin.path, missing);
     CHECK(t.on_path);
-    CHECK(env::describe(t, 13000) == ncu);
-    CHECK(env::tool_now("ncu", ncu, bin.path + "/", "").on_path);  // a folder written with its slash
-    t = env::tool_now("ncu", ncu, other.path + ":/usr/bin", "make profile-NN");
+    CHECK(describe(t) == ncu);
+    CHECK(tool_now("ncu", ncu, bin.path + "/", "").on_path);  // a folder written with its slash
+    t = tool_now("ncu", ncu, other.path + ":/usr/bin", missing);
     CHECK_FALSE(t.on_path);
-    CHECK(env::describe(t, 13000) ==
-          "not on PATH, but found at " + ncu + ": export PATH=" + bin.path + ":$PATH");
-    // Removed since make found it, or never found: the install line, with the runtime's package.
+    CHECK(describe(t) == "not on PATH, but found at " + ncu + ": export PATH=" + bin.path + ":$PATH");
+    // Removed since make found it, or never found: config.mk's line.
     for (const std::string& gone : {bin / "wb-removed", std::string()}) {
-        t = env::tool_now("ncu", gone, bin.path, "make profile-NN");
+        t = tool_now("ncu", gone, bin.path, missing);
         CHECK(t.path.empty());
         CHECK_FALSE(t.on_path);
-        CHECK(env::describe(t, 13000).find("cuda-nsight-compute-13-0") != std::string::npos);
+        CHECK(describe(t) == missing);
     }
     write_file(bin / "wb-text", "text\n", 0600);  // not executable: not a tool
-    CHECK(env::tool_now("x", bin / "wb-text", bin.path, "").path.empty());
+    CHECK(tool_now("x", bin / "wb-text", bin.path, "").path.empty());
 }
 
 TEST_CASE("00: bytes and FLOP are counted as the notes say", "[00]") {
-    // A copy reads every byte once and writes it once.
-    CHECK(copy_bytes_moved(1024.0 * 1024 * 1024) == 2.0 * 1024 * 1024 * 1024);
-    // 2 FLOP per FMA, kFmaChains chains of kFmaIters FMAs per thread.
-    CHECK(fma_flops(1) == 2.0 * kFmaChains * kFmaIters);
-    CHECK(fma_flops(1000) == 1000 * 2.0 * 8 * 1024);
-    // 2e9 bytes in 1 ms is 2e12 B/s = 2000 GB/s.
-    CHECK(per_second_1e9(2e9, 1.0) == 2000.0);
-    CHECK(env::percent(50.0, 200.0) == 25.0);
-    CHECK_FALSE(env::measured(env::percent(env::kNotMeasured, 200.0)));
-    CHECK_FALSE(env::measured(env::percent(50.0, 0.0)));
+    CHECK(copy_bytes_moved(1024.0 * 1024 * 1024) == 2.0 * 1024 * 1024 * 1024);  // read once, written once
+    CHECK(fma_flops(1000) == 1000 * 2.0 * kFmaChains * kFmaIters);              // 2 FLOP per FMA
+    CHECK(per_second_1e9(2e9, 1.0) == 2000.0);                                  // 2e9 B in 1 ms: 2000 GB/s
+    CHECK(percent(50.0, 200.0) == 25.0);
+    CHECK_FALSE(measured(percent(kNotMeasured, 200.0)));
+    CHECK_FALSE(measured(percent(50.0, 0.0)));
     // The memory ceiling is the better copy; none measured is "not measured", never 0.
-    env::Gpu g;
-    CHECK_FALSE(env::measured(env::best_bandwidth_gbs(g)));
+    Gpu g;
+    CHECK_FALSE(measured(best_bandwidth_gbs(g)));
     g.copy = CopyMeasurement{};
     g.copy->memcpy_gbs = 4204.0;
-    CHECK(env::best_bandwidth_gbs(g) == 4204.0);
     g.copy->kernel_gbs = 4300.0;
-    CHECK(env::best_bandwidth_gbs(g) == 4300.0);
+    CHECK(best_bandwidth_gbs(g) == 4300.0);
     // Copy buffers: the target size but at least 4 x L2, at most a quarter of the free memory,
     // whole 256-byte blocks.
     const size_t gib = size_t(1) << 30, mib = size_t(1) << 20;
@@ -375,27 +333,31 @@ TEST_CASE("00: bytes and FLOP are counted as the notes say", "[00]") {
 }
 
 TEST_CASE("00: an SM clock below what the FMA rate needs is not reported", "[00]") {
-    env::Gpu h200;
+    Gpu h200;
     h200.facts.sms = 132;
     h200.facts.fp32_lanes_per_sm = 128;
     h200.facts.clock_ghz = 1.98;
     h200.facts.peak_fp32_gflops = 132 * 128 * 2 * 1.98;
     // The H200's 65256 GFLOP/s on 132 SMs x 128 lanes needs at least 1.931 GHz (the notes' number).
-    CHECK(std::fabs(env::min_clock_for_gflops(h200.facts, 65256.0) - 1.931) < 5e-4);
-    CHECK_FALSE(env::measured(env::min_clock_for_gflops(wb::DeviceFacts{}, 65256.0)));
-    CHECK_FALSE(env::measured(env::sm_clock_under_load(h200)));  // no FMA run
+    CHECK(std::fabs(min_clock_for_gflops(h200.facts, 65256.0) - 1.931) < 5e-4);
+    CHECK_FALSE(measured(min_clock_for_gflops(wb::DeviceFacts{}, 65256.0)));
+    CHECK_FALSE(measured(sm_clock_under_load(h200)));  // no FMA run
     h200.fma = FmaMeasurement{};
     h200.fma->gflops = 65256.0;
     h200.fma->sm_clock_ghz = 1.69;  // what the reference H200's virtual machine "measured"
-    CHECK_FALSE(env::measured(env::sm_clock_under_load(h200)));
-    h200.measure_ran = true;
-    const std::string json = env::json::object(env::ceiling_lines(h200, env::Report{}));
-    CHECK(json.find("\"sm_clock_ghz_under_load\": null") != std::string::npos);
-    CHECK(json.find("\"fma_pct_peak_at_measured_clock\": null") != std::string::npos);
+    CHECK_FALSE(measured(sm_clock_under_load(h200)));
+    const std::vector<Line> lines = ceiling_lines(h200, Report{});
+    const std::string json = json::object(lines);
+    CHECK(has(json, "\"sm_clock_ghz_under_load\": null"));
+    CHECK(has(json, "\"fma_pct_peak_at_measured_clock\": null"));
+    const auto clock = std::find_if(lines.begin(), lines.end(), [](const Line& l) {
+        return l.key == "sm_clock_ghz_under_load";
+    });
+    CHECK(shown(*clock).rfind("not measurable here", 0) == 0);
     h200.fma->sm_clock_ghz = 1.95;
-    CHECK(env::sm_clock_under_load(h200) == 1.95);
+    CHECK(sm_clock_under_load(h200) == 1.95);
     h200.fma->sm_clock_ghz = 0;  // the counters read nothing
-    CHECK_FALSE(env::measured(env::sm_clock_under_load(h200)));
+    CHECK_FALSE(measured(sm_clock_under_load(h200)));
 }
 
 TEST_CASE("00: the FMA chains start exact and stay bounded", "[00]") {
@@ -416,42 +378,38 @@ TEST_CASE("00: the FMA chains start exact and stay bounded", "[00]") {
     }
 }
 
-TEST_CASE("00: driver and runtime versions are matched as CUDA does", "[00]") {
-    CHECK(env::match_versions(13000, 13000).runs);
-    CHECK(env::match_versions(13010, 13000).text.rfind("yes", 0) == 0);
-    const env::VersionMatch minor = env::match_versions(13000, 13010);  // minor-version compatibility
+TEST_CASE("00: driver and runtime versions, and which compiled-in code runs on which GPU", "[00]") {
+    CHECK(match_versions(13000, 13000).runs);
+    CHECK(match_versions(13010, 13000).text.rfind("yes", 0) == 0);
+    const VersionMatch minor = match_versions(13000, 13010);  // minor-version compatibility
     CHECK(minor.runs);
-    CHECK(minor.text.find("PTX cannot be JIT-compiled") != std::string::npos);
-    const env::VersionMatch too_old = env::match_versions(12080, 13000);
+    CHECK(has(minor.text, "PTX cannot be JIT-compiled"));
+    const VersionMatch too_old = match_versions(12080, 13000);
     CHECK_FALSE(too_old.runs);
-    CHECK(too_old.text.find("Update the NVIDIA driver") != std::string::npos);
-    CHECK_FALSE(env::match_versions(0, 13000).runs);
-    CHECK(env::version_text(12040) == "12.4");
-    CHECK(env::version_text(13000) == "13.0");
-    CHECK(env::version_text(0) == "none");
-}
+    CHECK(has(too_old.text, "Update the NVIDIA driver"));
+    CHECK_FALSE(match_versions(0, 13000).runs);
+    CHECK(version_text(12040) == "12.4");
+    CHECK(version_text(0) == "none");
 
-TEST_CASE("00: which compiled-in code runs on which GPU", "[00]") {
     const std::vector<int> workbook_default = {75, 80, 86, 89, 90};
-    CHECK(env::code_for(workbook_default, 90).kind == "native");
-    CHECK(env::code_for(workbook_default, 87).kind == "compatible");  // sm_86 SASS on 8.7
-    CHECK(env::code_for(workbook_default, 87).text.rfind("SASS for sm_86, which runs on sm_87", 0) == 0);
-    CHECK(env::code_for(workbook_default, 100).kind == "ptx_jit");  // PTX of compute_90
-    CHECK(env::code_for(workbook_default, 100).text.find("compute_90") != std::string::npos);
-    CHECK(env::code_for({90}, 86).kind == "none");  // ARCH=sm_90 on an RTX 3090
-    CHECK(env::code_for({80}, 86).kind == "compatible");
-    CHECK(env::code_for({80}, 90).kind == "ptx_jit");
-    CHECK(env::code_for({}, 90).kind == "none");
+    CHECK(code_for(workbook_default, 90).kind == "native");
+    CHECK(code_for(workbook_default, 87).kind == "compatible");  // sm_86 SASS on 8.7
+    CHECK(code_for(workbook_default, 87).text.rfind("SASS for sm_86, which runs on sm_87", 0) == 0);
+    CHECK(code_for(workbook_default, 100).kind == "ptx_jit");  // PTX of compute_90
+    CHECK(has(code_for(workbook_default, 100).text, "compute_90"));
+    CHECK(code_for({90}, 86).kind == "none");  // ARCH=sm_90 on an RTX 3090
+    CHECK(code_for({80}, 86).kind == "compatible");
+    CHECK(code_for({80}, 90).kind == "ptx_jit");
+    CHECK(code_for({}, 90).kind == "none");
 }
 
 TEST_CASE("00: /proc parsers", "[00]") {
-    CHECK(env::profiling_admin_only("EnableMSI: 1\nRmProfilingAdminOnly: 1\nOther: 0\n") == 1);
-    CHECK(env::profiling_admin_only("RmProfilingAdminOnly: 0\n") == 0);
-    CHECK(env::profiling_admin_only("RmProfilingAdminOnly: \n") == -1);
-    CHECK(env::profiling_admin_only("EnableMSI: 1\n") == -1);
-    CHECK(env::profiling_admin_only("") == -1);
-    CHECK(env::is_wsl("Linux version 5.15.153.1-microsoft-standard-WSL2 (root@...)"));
-    CHECK_FALSE(env::is_wsl("Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)"));
+    CHECK(profiling_admin_only("EnableMSI: 1\nRmProfilingAdminOnly: 1\nOther: 0\n") == 1);
+    CHECK(profiling_admin_only("RmProfilingAdminOnly: 0\n") == 0);
+    CHECK(profiling_admin_only("RmProfilingAdminOnly: \n") == -1);
+    CHECK(profiling_admin_only("") == -1);
+    CHECK(is_wsl("Linux version 5.15.153.1-microsoft-standard-WSL2 (root@...)"));
+    CHECK_FALSE(is_wsl("Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)"));
 }
 
 TEST_CASE("00: options: the shared ones that fit are kept, the GEMM ones refused", "[00]") {
@@ -463,7 +421,7 @@ TEST_CASE("00: options: the shared ones that fit are kept, the GEMM ones refused
         const std::vector<wb::ExtraOption> extras = {{"json", "FILE", &json, nullptr},
                                                      {"quick", "", nullptr, &quick}};
         return wb::parse_options(int(args.size()), args.data(), opt, error, extras) &&
-               env::check_env_options(opt, error);
+               check_env_options(opt, error);
     };
     std::string error;
     CHECK(parse({"--quick", "--json", "x.json", "--reps", "20", "--warmup", "3", "--seed", "1"}, error));
@@ -477,47 +435,53 @@ TEST_CASE("00: options: the shared ones that fit are kept, the GEMM ones refused
     }
 }
 
-TEST_CASE("00: the verdict names what to fix", "[00]") {
-    env::Report r = sample_report();
-    CHECK(env::judge(r).ready());
-    CHECK(env::judge(r).notes.empty());
-    CHECK(env::judge(r).first_lines() ==
+TEST_CASE("00: the verdict names what to fix, and its exit status", "[00]") {
+    Report r = sample_report();
+    CHECK(judge(r).ready());
+    CHECK(judge(r).status == wb::kExitOk);
+    CHECK(judge(r).notes.empty());
+    CHECK(judge(r).first_lines() ==
           std::vector<std::string>{"ready for every chapter: 01 on the CPU, 02 and later on GPU 0."});
 
-    SECTION("no code for the GPU") {
+    SECTION("no code for the GPU: status 3 and the make line") {
         r.gpus[0].kernel_image = "missing";
-        const env::Verdict v = env::judge(r);
+        const Verdict v = judge(r);
         REQUIRE_FALSE(v.ready());
-        CHECK(v.problems[0].find("make clean && make ARCH=sm_90") != std::string::npos);
+        CHECK(v.status == wb::kExitNoDevice);
+        CHECK(has(v.problems[0], "holds no code for sm_90 (compute capability 9.0)"));
+        CHECK(has(v.problems[0], "make clean && make ARCH=sm_90"));
     }
     SECTION("no GPU: chapter 01 is still ready, the GPU chapters are not") {
         r.gpus.clear();
         r.device_error = "cudaErrorNoDevice: no CUDA-capable device is detected";
-        const env::Verdict v = env::judge(r);
-        REQUIRE_FALSE(v.ready());
+        const Verdict v = judge(r);
+        CHECK(v.status == wb::kExitNoDevice);
         const std::vector<std::string> lines = v.first_lines();
         REQUIRE(lines.size() == 2);
         CHECK(lines[0] == "ready for chapter 01 (it runs on the CPU).");
         CHECK(lines[1].rfind("NOT ready for the GPU chapters", 0) == 0);
-        CHECK(v.problems[0].find("no usable CUDA GPU") != std::string::npos);
+        CHECK(has(v.problems[0], "no usable CUDA GPU"));
     }
-    SECTION("cuBLAS fails") {
+    SECTION("cuBLAS fails: status 1, unless GPU 0 cannot be used at all") {
         r.gpus[0].cublas->pass = false;
-        CHECK_FALSE(env::judge(r).ready());
+        CHECK_FALSE(judge(r).ready());
+        CHECK(judge(r).status == wb::kExitVerifyFailed);
+        r.gpus[0].measure_error = "cudaErrorLaunchFailure: unspecified launch failure";
+        CHECK(judge(r).status == wb::kExitNoDevice);
     }
     SECTION("driver too old: one problem, not two") {
         r.driver_version = 12080;
         r.gpus.clear();
-        const env::Verdict v = env::judge(r);
+        const Verdict v = judge(r);
         REQUIRE(v.problems.size() == 1);
-        CHECK(v.problems[0].find("Update the NVIDIA driver") != std::string::npos);
+        CHECK(has(v.problems[0], "Update the NVIDIA driver"));
     }
     SECTION("a second GPU that cannot be used is a note: the chapters run on GPU 0") {
-        env::Gpu second = r.gpus[0];
+        Gpu second = r.gpus[0];
         second.facts.id = 1;
         second.kernel_image = "missing";
         r.gpus.push_back(second);
-        const env::Verdict v = env::judge(r);
+        const Verdict v = judge(r);
         CHECK(v.ready());
         REQUIRE(v.notes.size() == 1);
         CHECK(v.notes[0].rfind("GPU 1 ", 0) == 0);
@@ -526,25 +490,15 @@ TEST_CASE("00: the verdict names what to fix", "[00]") {
         r.gpus[0].fma->gflops = 0.3 * r.gpus[0].facts.peak_fp32_gflops;
         r.gpus[0].copy->kernel_gbs = r.gpus[0].copy->memcpy_gbs = 0.5 * r.gpus[0].facts.peak_bandwidth_gbs;
         r.gpus[0].kernel_timeout = true;
+        r.tools[2].path.clear();
         r.tools[2].on_path = false;
         r.wsl = true;
         r.profiling_admin_only = 1;
-        const env::Verdict v = env::judge(r);
+        const Verdict v = judge(r);
         CHECK(v.ready());
         CHECK(v.notes.size() == 6);
+        CHECK(std::count(v.notes.begin(), v.notes.end(), "compute-sanitizer not found") == 1);  // config.mk's line
     }
-}
-
-TEST_CASE("00: text helpers", "[00]") {
-    CHECK(env::strf("%d-%s", 7, "x") == "7-x");
-    CHECK(env::strf("%s", std::string(2000, 'a').c_str()).size() == 2000);  // no fixed buffer
-    CHECK(env::strf("%s", "").empty());
-    CHECK(env::bytes_text(48 * 1024) == "48 KiB");
-    CHECK(env::bytes_text(50.0 * 1024 * 1024) == "50.0 MiB");
-    CHECK(env::bytes_text(139.8 * 1024 * 1024 * 1024) == "139.80 GiB");
-    CHECK(env::bytes_text(1000) == "1000 B");
-    CHECK(std::string(env::architecture_name(9, 0)) == "Hopper");
-    CHECK(std::string(env::architecture_name(8, 9)) == "Ada Lovelace");
 }
 
 TEST_CASE("00: the program refuses bad input with exit status 2 and one line", "[00]") {
@@ -561,10 +515,10 @@ TEST_CASE("00: the program refuses bad input with exit status 2 and one line", "
     }
     const RunResult help = run_program("--help", dir);
     CHECK(help.status == 0);
-    CHECK(help.out.find("--json FILE") != std::string::npos);
+    CHECK(has(help.out, "--json FILE"));
 }
 
-TEST_CASE("00: without a GPU the program explains, exits 3 and still writes --json", "[00]") {
+TEST_CASE("00: without a GPU the program explains, exits 3 with one line and still writes --json", "[00]") {
     REQUIRE(program_built());
     TempDir dir;
     const std::string json_path = dir / "env.json";
@@ -572,37 +526,31 @@ TEST_CASE("00: without a GPU the program explains, exits 3 and still writes --js
     const RunResult r = run_program("--quick --json '" + json_path + "'", dir, "CUDA_VISIBLE_DEVICES=-1");
     INFO(r.out << r.err);
     CHECK(r.status == wb::kExitNoDevice);
-    CHECK(r.out.find("== CUDA versions") != std::string::npos);  // versions come before the bad news
-    CHECK(r.out.find("runtime (built with)") != std::string::npos);
+    CHECK(has(r.out, "== CUDA versions"));  // versions come before the bad news
+    CHECK(has(r.out, "runtime (built with)"));
     // Chapter 01 runs on the CPU: only the GPU chapters wait for a GPU.
-    CHECK(r.out.find("ready for chapter 01 (it runs on the CPU)") != std::string::npos);
-    CHECK(r.out.find("NOT ready for the GPU chapters (02 and later)") != std::string::npos);
-    CHECK(r.out.find("NOT ready for chapter 01") == std::string::npos);
-    CHECK(r.err.find("no usable CUDA device") != std::string::npos);
+    CHECK(has(r.out, "ready for chapter 01 (it runs on the CPU)"));
+    CHECK(has(r.out, "NOT ready for the GPU chapters (02 and later)"));
+    CHECK(r.err.rfind("00_env_check: error: ", 0) == 0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK((has(r.err, "no usable CUDA GPU") || has(r.err, "no NVIDIA driver")));
     const std::string json = read_file(json_path);
-    CHECK(JsonSyntax(json).valid());
+    CHECK(valid_json(json));
     CHECK(number_after(json, "gpu_count") == 0);
-    CHECK(json.find("\"ready\": false") != std::string::npos);
-    const std::set<std::string> reference = keys_of(fixture_env_json());
+    CHECK(has(json, "\"ready\": false"));
+    const std::set<std::string> reference = fixture_keys();
     for (const std::string& k : keys_of(json)) CHECK(reference.count(k) == 1);
-}
 
-TEST_CASE("00: the program reports the nvcc that make found, and whether the PATH has it", "[00]") {
-    REQUIRE(program_built());
-    TempDir dir;
-    const std::string json_path = dir / "env.json";
-    run_program("--quick --json '" + json_path + "'", dir, "CUDA_VISIBLE_DEVICES=-1");
-    // The nvcc that built this chapter (common/config.mk's NVCC, handed in by the chapter's Makefile).
-    const std::string json = read_file(json_path);
+    // The nvcc that built this chapter (config.mk's NVCC_PATH, handed in by the chapter's Makefile).
     const size_t at = json.find("\"nvcc\": {\n      \"path\": \"");
     REQUIRE(at != std::string::npos);
     const size_t start = json.find(": \"", at + 8) + 3;
     const std::string nvcc = json.substr(start, json.find('"', start) - start);
     CHECK(::access(nvcc.c_str(), X_OK) == 0);
     // A PATH without its folder: found all the same, with the line that puts it on the PATH.
-    const RunResult r = run_program("--quick", dir, "CUDA_VISIBLE_DEVICES=-1 PATH=/nonexistent");
-    CHECK(r.out.find("nvcc: not on PATH, but found at " + nvcc + ": export PATH=" +
-                     nvcc.substr(0, nvcc.rfind('/')) + ":$PATH") != std::string::npos);
+    const RunResult off = run_program("--quick", dir, "CUDA_VISIBLE_DEVICES=-1 PATH=/nonexistent");
+    CHECK(has(off.out, "nvcc: not on PATH, but found at " + nvcc + ": export PATH=" + nvcc.substr(0, nvcc.rfind('/')) +
+                           ":$PATH"));
 }
 
 // ---- GPU tests -------------------------------------------------------------------------------
@@ -627,8 +575,7 @@ TEST_CASE("00: the copy kernel copies every size and alignment exactly", "[gpu][
                     size_t wrong = 0;
                     for (size_t i = 0; i < dst.size(); ++i) {
                         const bool inside = i >= guard + dst_offset && i < guard + dst_offset + count;
-                        const float want = inside ? src[i - dst_offset + src_offset] : untouched;
-                        wrong += dst[i] != want;
+                        wrong += dst[i] != (inside ? src[i - dst_offset + src_offset] : untouched);
                     }
                     INFO("count " << count << ", offsets " << src_offset << "/" << dst_offset << ", "
                                   << blocks << " blocks");
@@ -641,14 +588,11 @@ TEST_CASE("00: the copy kernel copies every size and alignment exactly", "[gpu][
 
 TEST_CASE("00: fma_chains computes what the CPU computes, bit for bit", "[gpu][00]") {
     WB_REQUIRE_GPU();
-    const int blocks = 3;
-    const int threads = blocks * kFmaThreads;
+    const int blocks = 3, threads = blocks * kFmaThreads;
     wb::DeviceBuffer<float> out(threads);
     wb::DeviceBuffer<unsigned long long> clock_sums(2);
-    const float always = -std::numeric_limits<float>::infinity();
-    const float never = std::numeric_limits<float>::infinity();
-    const std::pair<float, float> coefficients[] = {{kFmaA, kFmaB}, {0.5f, 0.25f}};
-    for (const auto& ab : coefficients) {
+    const float always = -std::numeric_limits<float>::infinity(), never = std::numeric_limits<float>::infinity();
+    for (const auto& ab : {std::pair<float, float>{kFmaA, kFmaB}, {0.5f, 0.25f}}) {
         WB_CUDA_CHECK(cudaMemset(out.get(), 0xFF, threads * sizeof(float)));  // NaN everywhere
         WB_CUDA_CHECK(cudaMemset(clock_sums.get(), 0, 2 * sizeof(unsigned long long)));
         launch_fma(blocks, ab.first, ab.second, always, out.get(), clock_sums.get(), 0);
@@ -703,22 +647,18 @@ TEST_CASE("00: the program measures GPU 0 and writes its JSON", "[gpu][00]") {
     const RunResult r = run_program("--quick --json '" + json_path + "'", dir);
     INFO(r.out << r.err);
     CHECK(r.status == 0);
-    CHECK(r.out.find("ready for every chapter") != std::string::npos);
-    CHECK(r.out.find("NOT ready") == std::string::npos);
+    CHECK(has(r.out, "ready for every chapter"));
+    CHECK_FALSE(has(r.out, "NOT ready"));
     const std::string json = read_file(json_path);
-    CHECK(JsonSyntax(json).valid());
+    CHECK(valid_json(json));
     CHECK(number_after(json, "gpu_count") >= 1);
     CHECK(number_after(json, "fma_gflops") > 0);
     CHECK(number_after(json, "copy_kernel_gbs") > 0);
     CHECK(number_after(json, "memcpy_gbs") > 0);
-    CHECK(json.find("\"status\": \"PASS\"") != std::string::npos);
-    CHECK(json.find("\"kernel_image\": \"ok\"") != std::string::npos);
+    CHECK(has(json, "\"status\": \"PASS\""));
+    CHECK(has(json, "\"kernel_image\": \"ok\""));
     // Every documented key, and the same keys as the format reference the report is tested with.
-    for (const char* k : kTopKeys) CHECK(has_key(json, k));
-    for (const char* k : kGpuKeys) CHECK(has_key(json, k));
-    for (const char* k : kLimitKeys) CHECK(has_key(json, k));
-    for (const char* k : kMeasuredKeys) CHECK(has_key(json, k));
-    for (const char* k : kSmokeKeys) CHECK(has_key(json, k));
-    for (const char* k : kToolKeys) CHECK(has_key(json, k));
-    CHECK(keys_of(json) == keys_of(fixture_env_json()));
+    for (const char* k : kKeys) CHECK(has(json, "\"" + std::string(k) + "\": "));
+    for (const char* k : kLimitKeys) CHECK(has(json, "\"" + std::string(k) + "\": "));
+    CHECK(keys_of(json) == fixture_keys());
 }
