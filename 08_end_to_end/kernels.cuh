@@ -16,8 +16,8 @@
 //   6 part6_managed.cuh    cudaMallocManaged: page faults, prefetch and advice vs explicit copies
 //
 // What they share: products.cuh (device, pinned and managed buffers that report a failed
-// allocation, cuBLAS handles bound to streams, inputs, the reference check) and timeline.cuh (a
-// timeline from CUDA events and its checks); common/cuda_handles.cuh owns the events, streams and
+// allocation, cuBLAS handles bound to streams, inputs, the reference check), timeline.cuh (a
+// timeline from CUDA events and its checks) and host_link.cuh (the link, read from the device); common/cuda_handles.cuh owns the events, streams and
 // graphs. program.cuh is the program (options, the parts in order) and output.cuh its one table
 // writer (printed tables and the CSV files of --out DIR).
 //
