@@ -80,7 +80,7 @@ $(addprefix tune-,$(NUMBERS)): tune-%:
 	+@$(SUBMAKE) -C $(call chapter_of,$*) tune
 
 # Chapter 08 on the GPU: every part of its program into OUT (CSV files and run.txt), then the
-# pictures and tables.md drawn from them (tools/e2e_plots.py); `python3 tools/e2e_plots.py fill OUT`
+# pictures and tables.md drawn from them (tools/wb/e2e.py); `PYTHONPATH=tools python3 -m wb e2e fill OUT`
 # puts the tables into the chapter's notes. MEASURE_ARGS adds options (e.g. --reps 5).
 .PHONY: measure-08 timeline-08
 measure-08 timeline-08: OUT ?= results/08
@@ -88,7 +88,7 @@ measure-08: lib
 	+@$(SUBMAKE) -C $(call chapter_of,08) $(call chapter_of,08)
 	@mkdir -p $(OUT)
 	bash -o pipefail -c './$(call chapter_of,08)/$(call chapter_of,08) --part all --out $(OUT) $(MEASURE_ARGS) 2>&1 | tee $(OUT)/run.log'
-	python3 tools/e2e_plots.py plots $(OUT)
+	PYTHONPATH=tools python3 -m wb e2e plots $(OUT)
 
 # The streams part under Nsight Systems where nsys is installed (OUT/timeline_nsys.nsys-rep); the
 # picture from CUDA events (OUT/timeline.png) is drawn either way.
@@ -104,7 +104,7 @@ timeline-08: lib
 	  echo "timeline-08: nsys (Nsight Systems) is not installed here: the timeline is the picture drawn from CUDA events ($(OUT)/timeline.png)"; \
 	  ./$(call chapter_of,08)/$(call chapter_of,08) --part streams --out $(OUT) $(MEASURE_ARGS) || exit $$?; \
 	fi
-	python3 tools/e2e_plots.py plots $(OUT)
+	PYTHONPATH=tools python3 -m wb e2e plots $(OUT)
 
 check-env: lib
 	+@$(SUBMAKE) -C $(call chapter_of,00) 00_env_check
@@ -119,7 +119,7 @@ report:
 # The student starter kit: the workbook with each solution region replaced by a TODO(student) block.
 student-kit:
 	@test -n "$(KIT_DIR)" || { echo "make student-kit KIT_DIR=/path/outside/the/workbook (new or empty folder)" >&2; exit 2; }
-	@python3 tools/student_kit.py make "$(KIT_DIR)" $(if $(HOMEWORK),--homework "$(HOMEWORK)") $(if $(KIT_MANIFEST),--manifest "$(KIT_MANIFEST)")
+	@PYTHONPATH=tools python3 -m wb kit make "$(KIT_DIR)" $(if $(HOMEWORK),--homework "$(HOMEWORK)") $(if $(KIT_MANIFEST),--manifest "$(KIT_MANIFEST)")
 
 # No `all` prerequisite on purpose: grade.sh builds each chapter itself, so a broken one does not stop it.
 grade:

@@ -2,7 +2,7 @@
 # grade.sh - `make grade`: grades one student's submission on a GPU, from the instructor's copy of
 # the workbook. Nothing of the submission runs but the text between its TODO(student) lines:
 #   1. checks for a GPU (no GPU: one line, exit status 3, nothing graded)
-#   2. tools/grade.py assemble: a fresh kit from this workbook, checked against the kit's manifest,
+#   2. grade assemble (tools/wb/grade.py): a fresh kit from this workbook, checked against the kit's manifest,
 #      with the student's region text poured in (GRADE_DIR/tree); every other change the submission
 #      made is listed and not used
 #   3. the reference: this workbook's own solution, benchmarked once per GPU model and commit
@@ -16,7 +16,7 @@
 #      cuBLAS in the same run. The sweep and the benchmark record which kernels each variant ran
 #      (WB_KERNEL_TRACE, CUPTI), and cuobjdump lists the program's SASS where the rubric's idea
 #      check reads it
-#   6. tools/grade.py score: GRADE_DIR/grade.csv and grade.md against the rubric
+#   6. grade score: GRADE_DIR/grade.csv and grade.md against the rubric
 # A chapter built for one compute capability only (09: sm_90a) is not gradable on another GPU: it
 # is left out of step 5, and the grade says so and costs it no points.
 #
@@ -32,6 +32,8 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# The grader's Python half (tools/wb/grade.py), from any folder.
+grade_py() { PYTHONPATH="$ROOT/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m wb grade "$@"; }
 . tools/gpu_needs.sh
 
 usage() { echo "usage: bash tools/grade.sh --submission DIR --manifest FILE [--rubric FILE] [--seed S]   (GRADE_DIR=folder, STUDENT_ID=id)" >&2; exit 2; }
@@ -89,7 +91,7 @@ run_to() { if command -v timeout >/dev/null 2>&1; then timeout "$TO" "$@"; else 
 jobs=${GRADE_JOBS:-$(nproc 2>/dev/null || echo 4)}
 
 # ---- 2. the tree to grade --------------------------------------------------------------------
-python3 tools/grade.py assemble --submission "$submission" --manifest "$manifest" --out "$G" >"$G/assemble.log" 2>&1
+grade_py assemble --submission "$submission" --manifest "$manifest" --out "$G" >"$G/assemble.log" 2>&1
 rc=$?
 cat "$G/assemble.log"
 if [ $rc -ne 0 ]; then
@@ -100,10 +102,10 @@ homework=$(cat "$G/homework.txt")
 T="$G/tree"
 
 [ -n "$seed" ] || seed=$(( $(od -An -N4 -tu4 /dev/urandom | tr -d ' ') % 1000000000 ))
-shapes_out=$(python3 tools/grade.py shapes "$seed") || exit 2
+shapes_out=$(grade_py shapes "$seed") || exit 2
 shapes=$(echo "$shapes_out" | sed -n 1p)
 small=$(echo "$shapes_out" | sed -n 2p)
-bench_shape=$(python3 tools/grade.py bench-shape --rubric "$rubric") || exit 2
+bench_shape=$(grade_py bench-shape --rubric "$rubric") || exit 2
 rec seed - "$seed"; rec shapes - "$shapes"; rec bench_shape - "$bench_shape"; rec started - "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 rec student - "${STUDENT_ID:-}"
 # Rows each variant must have in sweep.csv: one per sweep shape, one per alpha/beta shape.
@@ -116,7 +118,7 @@ cupti_missing() { grep -q "WB_KERNEL_TRACE is set but the kernels cannot be trac
 
 # ---- 3. the reference on this GPU ------------------------------------------------------------
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-if [ "$(python3 tools/grade.py needs-reference --rubric "$rubric")" = yes ]; then
+if [ "$(grade_py needs-reference --rubric "$rubric")" = yes ]; then
   commit=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)
   slug=$(echo "$gpu_name" | tr -c 'A-Za-z0-9\n' '_')
   refdir=${GRADE_REFERENCE:-$ROOT/grade-reference}/$slug
@@ -231,7 +233,7 @@ for c in $homework; do
       rec sanitize "$c" "$tool" "*" ok 0
     else
       rec sanitize "$c" "$tool" "*" fail "$rc"
-      for v in $(python3 tools/grade.py variants "$G/variants_$c.txt"); do
+      for v in $(grade_py variants "$G/variants_$c.txt"); do
         # shellcheck disable=SC2086
         (cd "$T" && run_to "$san" "${targs[@]}" "$prog" $sargs --no-check --variant "$v") >>"$G/sanitize.log" 2>&1
         r=$?
@@ -245,11 +247,11 @@ for c in $homework; do
     (cd "$T" && WB_KERNEL_TRACE="$trace" run_to "$prog" --size "$bench_shape" $extra --csv "$G/bench.csv" 2>&1); } >>"$G/bench.log"
   rc=$?
   rec bench "$c" "$rc"; echo "grade: bench $c at $bench_shape: exit $rc"
-  if [ "$(python3 tools/grade.py idea "$c" --rubric "$rubric")" = sass ]; then
+  if [ "$(grade_py idea "$c" --rubric "$rubric")" = sass ]; then
     [ -n "$objdump" ] || { echo "grade: cuobjdump not found (it ships with the CUDA toolkit; or CUOBJDUMP=/path): the idea check of $c needs it. Nothing was graded." >&2; exit 4; }
     "$objdump" -sass "$prog" >"$G/sass_$c.txt" 2>>"$G/build.log"
   fi
 done
 
 # ---- 6. score ----------------------------------------------------------------------------------
-python3 tools/grade.py score "$G" --rubric "$rubric" || exit 1
+grade_py score "$G" --rubric "$rubric" || exit 1

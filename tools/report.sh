@@ -11,7 +11,7 @@
 #   the largest cube measured when no chapter ran 4096, said so in the report)
 #
 # Filling again keeps the student's text: only the tables between the report's wb markers change
-# (tools/report.py says how).
+# (tools/wb/report.py says how).
 # Exit status: 0 done, 2 bad input before any work: no results to report (run `make bench` first),
 # a REPORT_SHAPE that is not a size or not in the results, a REPORT_RUBRIC that cannot be read or
 # names no chapter here, or a REPORT_OUT that cannot be written.
@@ -21,4 +21,4 @@ if ! command -v python3 >/dev/null 2>&1; then
   echo "make report: python3 is needed (Debian/Ubuntu: sudo apt-get install python3)" >&2
   exit 2
 fi
-exec python3 tools/report.py "$@"
+PYTHONPATH="$PWD/tools${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m wb report "$@"

@@ -1,18 +1,22 @@
-#!/usr/bin/env python3
-"""Tests of best_sweep.py: the shapes are reproducible and the evaluation catches a bad `best`."""
+"""Tests of `python3 -m wb best-sweep` (tools/wb/best_sweep.py): the shapes are reproducible and the
+evaluation catches a bad `best`; and the labs' own rules (05's eval_best.py, 06's best_06.py)."""
+import importlib.util
 import os
-import sys
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import best_sweep  # noqa: E402
-import wb_unittest  # noqa: E402
+from wb import ROOT, best_sweep
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "05_float4_vectorized", "lab"))
-sys.path.insert(0, os.path.join(ROOT, "06_tensor_core_wmma", "lab"))
-import best_06  # noqa: E402
-import eval_best  # noqa: E402
+
+def lab_module(path):
+    """A chapter lab's script, imported from its file (the labs are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0],
+                                                  os.path.join(ROOT, path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+best_06 = lab_module("06_tensor_core_wmma/lab/best_06.py")
+eval_best = lab_module("05_float4_vectorized/lab/eval_best.py")
 
 
 def row(variant, shape, ms, pct, chapter="05_float4_vectorized", dtype="fp32"):
@@ -21,15 +25,15 @@ def row(variant, shape, ms, pct, chapter="05_float4_vectorized", dtype="fp32"):
             "ms_median": str(ms), "pct_cublas": str(pct), "status": "unchecked"}
 
 
-class BestSweepTest(unittest.TestCase):
+class TestBestSweep:
     def test_shapes_are_seeded_and_in_range(self):
         a = best_sweep.random_shapes(30, 7, 256, 8192)
-        self.assertEqual(a, best_sweep.random_shapes(30, 7, 256, 8192))
-        self.assertNotEqual(a, best_sweep.random_shapes(30, 8, 256, 8192))
+        assert a == best_sweep.random_shapes(30, 7, 256, 8192)
+        assert a != best_sweep.random_shapes(30, 8, 256, 8192)
         for s in a:
             dims = [int(x) for x in s.split("x")]
-            self.assertEqual(len(dims), 3)
-            self.assertTrue(all(256 <= d <= 8192 for d in dims))
+            assert len(dims) == 3
+            assert all(256 <= d <= 8192 for d in dims)
 
     def test_best_within_slack_passes(self):
         rows = []
@@ -37,16 +41,16 @@ class BestSweepTest(unittest.TestCase):
             rows += [row("cublas_sgemm", shape, 1.0, 100), row("warptile", shape, 1.0, 95),
                      row("splitk", shape, 1.2, 80), row("best", shape, 1.02, 93)]
         lines, failures = best_sweep.evaluate(rows, median_goal=90, floor_goal=75)
-        self.assertEqual(failures, [])
-        self.assertIn("median  93.0%", lines[0])
+        assert failures == []
+        assert "median  93.0%" in lines[0]
 
     def test_slow_best_and_low_median_fail(self):
         shape = (512, 512, 512)
         rows = [row("warptile", shape, 1.0, 95), row("best", shape, 1.05, 70)]
         _, failures = best_sweep.evaluate(rows, median_goal=90, floor_goal=75)
-        self.assertTrue(any("5.0% slower than warptile" in f for f in failures), failures)
-        self.assertTrue(any("median" in f for f in failures))
-        self.assertTrue(any("min" in f for f in failures))
+        assert any("5.0% slower than warptile" in f for f in failures), failures
+        assert any("median" in f for f in failures)
+        assert any("min" in f for f in failures)
 
     def test_small_shapes_and_other_precisions_are_apart(self):
         rows = [row("warptile", (100, 512, 512), 1.0, 95), row("best", (100, 512, 512), 2.0, 92),
@@ -55,9 +59,9 @@ class BestSweepTest(unittest.TestCase):
                 row("tf32_wmma", (512, 512, 512), 1.0, 40, "06_tensor_core_wmma", "tf32"),
                 row("tf32_best", (512, 512, 512), 1.1, 36, "06_tensor_core_wmma", "tf32")]
         lines, failures = best_sweep.evaluate(rows, median_goal=90, floor_goal=75)
-        self.assertEqual(len(lines), 3)
+        assert len(lines) == 3
         # M < 256: not held to the 3% goal; the median goal is for chapter 05 only
-        self.assertEqual(failures, ["06_tensor_core_wmma tf32 512x512x512: tf32_best is 10.0% slower than tf32_wmma"])
+        assert failures == ["06_tensor_core_wmma tf32 512x512x512: tf32_best is 10.0% slower than tf32_wmma"]
 
     def test_rounds_count_with_their_median(self):
         shape = (1000, 1000, 1000)
@@ -66,14 +70,14 @@ class BestSweepTest(unittest.TestCase):
         for best_ms, ladder_ms in ((1.00, 1.00), (1.30, 0.99), (1.01, 0.80)):
             rows += [row("warptile", shape, ladder_ms, 95), row("best", shape, best_ms, 94)]
         lines, failures = best_sweep.evaluate(rows, median_goal=90, floor_goal=75)
-        self.assertEqual(failures, [])
-        self.assertIn("+2.0%", lines[0])  # 1.01 against 0.99
-        self.assertIn("median of 3 rounds", lines[0])
+        assert failures == []
+        assert "+2.0%" in lines[0]  # 1.01 against 0.99
+        assert "median of 3 rounds" in lines[0]
         # ... and a best slow in two rounds of three is slow
         rows += [row("warptile", shape, 1.0, 95), row("best", shape, 1.2, 80),
                  row("warptile", shape, 1.0, 95), row("best", shape, 1.2, 80)]
         _, failures = best_sweep.evaluate(rows, median_goal=90, floor_goal=75)
-        self.assertTrue(any("20.0% slower than warptile" in f for f in failures), failures)
+        assert any("20.0% slower than warptile" in f for f in failures), failures
 
     def test_a_failed_row_is_not_timed(self):
         shape = (512, 512, 512)
@@ -81,10 +85,10 @@ class BestSweepTest(unittest.TestCase):
         failed["status"] = "FAIL"
         rows = [failed, row("warptile", shape, 1.0, 95), row("best", shape, 1.0, 95)]
         _, failures = best_sweep.evaluate(rows, median_goal=90, floor_goal=75)
-        self.assertEqual(failures, [])
+        assert failures == []
 
 
-class LabMirrorsTest(unittest.TestCase):
+class TestLabMirrors:
     """The labs' offline replays read the rules from the teaching files; they must pick what the
     chapters' own tests say the rules pick, and the rates in the files must be the labs' fits."""
 
@@ -97,23 +101,23 @@ class LabMirrorsTest(unittest.TestCase):
             return eval_best.lab_row(r, s)
 
         # the same shapes and picks as test_05_float4_vectorized.cu
-        self.assertEqual(pick(4096, 4096, 4096, True), "async3_128x256x8")
-        self.assertEqual(pick(4096, 4096, 4096, False), "async3_128x128x16")
-        self.assertEqual(pick(1713, 2764, 4260, False), "async3_128x128x8_sk3")
-        self.assertEqual(pick(768, 768, 4096, True), "async3_128x128x8_sk11")
-        self.assertEqual(pick(1838, 1608, 809, False), "async3_128x64x8")
-        self.assertEqual(pick(289, 2868, 7557, False), "async3_64x64x8_sk7")
-        self.assertEqual(pick(1729, 3015, 1248, False), "async3_128x128x16")
-        self.assertEqual(pick(128, 128, 100000, True), "async3_64x64x8_sk16")
+        assert pick(4096, 4096, 4096, True) == "async3_128x256x8"
+        assert pick(4096, 4096, 4096, False) == "async3_128x128x16"
+        assert pick(1713, 2764, 4260, False) == "async3_128x128x8_sk3"
+        assert pick(768, 768, 4096, True) == "async3_128x128x8_sk11"
+        assert pick(1838, 1608, 809, False) == "async3_128x64x8"
+        assert pick(289, 2868, 7557, False) == "async3_64x64x8_sk7"
+        assert pick(1729, 3015, 1248, False) == "async3_128x128x16"
+        assert pick(128, 128, 100000, True) == "async3_64x64x8_sk16"
 
     def test_eval_best_reads_every_candidate(self):
         rates, splits, min_slice, share = eval_best.read_rule()
         hopper = [r for r in rates if r["min_cc"] == 90]
-        self.assertEqual(len(hopper), 5)
-        self.assertEqual(sorted(r["lab"] for r in hopper if r["split"]), ["async3_128x128x8", "async3_64x64x8"])
-        self.assertEqual(splits[0], 2)
-        self.assertGreater(min_slice, 0)
-        self.assertGreater(share, 0)
+        assert len(hopper) == 5
+        assert sorted(r["lab"] for r in hopper if r["split"]) == ["async3_128x128x8", "async3_64x64x8"]
+        assert splits[0] == 2
+        assert min_slice > 0
+        assert share > 0
 
     def test_chapter_06_rates_are_the_lab_fit(self):
         import contextlib
@@ -124,7 +128,7 @@ class LabMirrorsTest(unittest.TestCase):
                    for m in re.finditer(r'\("(\w+)",.*?\{(\d+), (\d+)\}, \{\d+, \d+\}\)', text, re.S)}
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            self.assertEqual(best_06.main([]), 0)
+            assert best_06.main([]) == 0
         printed = {}
         for line in out.getvalue().splitlines():
             m = re.match(r"\s+(.+?)\s+\d+x\d+\s+(\d+)\s+(\d+)\s+\((\w+)\)$", line)
@@ -133,10 +137,6 @@ class LabMirrorsTest(unittest.TestCase):
         # kernels.cuh names the ladder's configurations by their ladder names, the others by their own
         lab_name = {"wmma_128x128_4warps": "h_128x128_w64x64_s3", "wmma_64x64": "h_64x64_w32x32_s3",
                     "mma_64x64": "m_64x64_w32x32_s3"}
-        self.assertEqual(len(in_file), 8, in_file)
+        assert len(in_file) == 8, in_file
         for name, rates in in_file.items():
-            self.assertEqual(printed[lab_name.get(name, name)], rates, name)
-
-
-if __name__ == "__main__":
-    sys.exit(wb_unittest.run_module(__name__, "test_best_sweep"))
+            assert printed[lab_name.get(name, name)] == rates, name

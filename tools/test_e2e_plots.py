@@ -1,15 +1,22 @@
-#!/usr/bin/env python3
-"""Tests of e2e_plots.py: the crossover rule, the tables drawn from chapter 08's CSV files, the
-filling of the notes between their markers, and the pictures (skipped without matplotlib)."""
+"""Tests of `python3 -m wb e2e` (tools/wb/e2e.py): the crossover rule, the tables drawn from chapter
+08's CSV files, the filling of the notes between their markers, and the pictures (skipped without
+matplotlib)."""
 import os
 import shutil
-import sys
 import tempfile
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import e2e_plots  # noqa: E402
-import wb_unittest  # noqa: E402
+import pytest
+
+from wb import cli
+from wb import e2e as e2e_plots
+
+
+def e2e_main(*args):
+    """The exit status of `python3 -m wb e2e ARGS...`, run in this process."""
+    try:
+        return cli.main(["e2e", *args])
+    except SystemExit as e:  # argparse's bad usage
+        return e.code
 
 CROSSOVER = """size,shape,path,kind,total_ms,min_ms,h2d_ms,kernel_ms,d2h_ms,overhead_ms,reps,status,rel_err
 32,32x32x32,gpu_cublas_pinned,gpu,0.050000,0.049000,0.010000,0.008000,0.007000,0.025000,10,PASS,1.0e-07
@@ -57,63 +64,63 @@ link_gbs: 63.0
 """
 
 
-class Fixture(unittest.TestCase):
-    def setUp(self):
+class Fixture:
+    def setup_method(self):
         self.dir = tempfile.mkdtemp()
         for name, text in [("crossover.csv", CROSSOVER), ("streams.csv", STREAMS), ("graphs.csv", GRAPHS),
                            ("timeline_serial.csv", TIMELINE), ("timeline_pipelined.csv", TIMELINE), ("run.txt", RUN)]:
             with open(os.path.join(self.dir, name), "w") as f:
                 f.write(text)
 
-    def tearDown(self):
+    def teardown_method(self):
         shutil.rmtree(self.dir)
 
 
-class CrossoverTest(Fixture):
+class TestCrossover(Fixture):
     def test_crossover_is_where_the_gpu_wins_for_good(self):
         rows = e2e_plots.read_csv(self.dir, "crossover.csv")
         sizes, gpu, cpu, answer = e2e_plots.crossover_summary(rows)
-        self.assertEqual(sizes, [32, 1024, 4096])
-        self.assertEqual(answer, 1024)
+        assert sizes == [32, 1024, 4096]
+        assert answer == 1024
         # the pageable row is faster at 32 but is not the pinned path the rule compares
-        self.assertEqual(gpu[32], (0.05, "gpu_cublas_pinned"))
-        self.assertEqual(cpu[32], (0.02, "cpu_blocked_omp_16t"))
+        assert gpu[32] == (0.05, "gpu_cublas_pinned")
+        assert cpu[32] == (0.02, "cpu_blocked_omp_16t")
 
     def test_a_loss_at_a_larger_size_moves_the_crossover(self):
         rows = e2e_plots.read_csv(self.dir, "crossover.csv")
         for r in rows:
             if r["size"] == "4096" and r["path"] == "gpu_cublas_pinned":
                 r["total_ms"] = "400"
-        self.assertIsNone(e2e_plots.crossover_summary(rows)[3])
+        assert e2e_plots.crossover_summary(rows)[3] is None
 
     def test_a_shape_that_is_not_a_cube_keeps_its_name(self):
         rows = [{"size": "930", "shape": "1000x1013x777"}, {"size": "64", "shape": "64x64x64"}]
-        self.assertEqual(e2e_plots.size_label(rows, 930), "1000x1013x777")
-        self.assertEqual(e2e_plots.size_label(rows, 64), "64^3")
+        assert e2e_plots.size_label(rows, 930) == "1000x1013x777"
+        assert e2e_plots.size_label(rows, 64) == "64^3"
 
     def test_tables_hold_the_numbers_and_the_skips(self):
         text = "\n".join(e2e_plots.crossover_lines(e2e_plots.read_csv(self.dir, "crossover.csv")))
-        self.assertIn("from 1024^3 on", text)
-        self.assertIn("skipped (expected 190 s", text)
-        self.assertIn("| 4096^3 | 9.000 |", text)
+        assert "from 1024^3 on" in text
+        assert "skipped (expected 190 s" in text
+        assert "| 4096^3 | 9.000 |" in text
         breakdown = "\n".join(e2e_plots.breakdown_lines(e2e_plots.read_csv(self.dir, "crossover.csv")))
-        self.assertIn("| 4096^3 | 3.0000 | 3.0000 | 2.5000 | 0.5000 | 9.0000 | 33.3 |", breakdown)
+        assert "| 4096^3 | 3.0000 | 3.0000 | 2.5000 | 0.5000 | 9.0000 | 33.3 |" in breakdown
 
 
-class TablesTest(Fixture):
+class TestTables(Fixture):
     def test_streams_goal_and_graph_speedup(self):
         s = "\n".join(e2e_plots.streams_lines(e2e_plots.read_csv(self.dir, "streams.csv")))
-        self.assertIn("Goal (pipelined within 15% of max(total copy, total GEMM)): met (1.100)", s)
+        assert "Goal (pipelined within 15% of max(total copy, total GEMM)): met (1.100)" in s
         g = "\n".join(e2e_plots.graphs_lines(e2e_plots.read_csv(self.dir, "graphs.csv")))
-        self.assertIn("3.00x cheaper", g)
-        self.assertIn("goal 2.5x: met", g)
+        assert "3.00x cheaper" in g
+        assert "goal 2.5x: met" in g
 
     def test_missing_parts_say_so(self):
         secs = e2e_plots.sections(self.dir)
-        self.assertEqual(secs["transfers"], ["(the transfers part did not run)"])
-        self.assertEqual(secs["managed"], ["(the managed part did not run)"])
-        self.assertIn("NVIDIA H200 (sm_90)", secs["provenance"][0])
-        self.assertIn("OpenBLAS not built in", secs["provenance"][0])
+        assert secs["transfers"] == ["(the transfers part did not run)"]
+        assert secs["managed"] == ["(the managed part did not run)"]
+        assert "NVIDIA H200 (sm_90)" in secs["provenance"][0]
+        assert "OpenBLAS not built in" in secs["provenance"][0]
 
     def test_fill_replaces_between_markers_only(self):
         notes = os.path.join(self.dir, "README.md")
@@ -122,56 +129,52 @@ class TablesTest(Fixture):
         e2e_plots.fill(self.dir, [notes])
         with open(notes) as f:
             text = f.read()
-        self.assertTrue(text.startswith("intro\n<!-- wb:08:graphs -->\n| path |"))
-        self.assertNotIn("old table", text)
-        self.assertTrue(text.endswith("<!-- /wb:08:graphs -->\noutro\n"))
+        assert text.startswith("intro\n<!-- wb:08:graphs -->\n| path |")
+        assert "old table" not in text
+        assert text.endswith("<!-- /wb:08:graphs -->\noutro\n")
         e2e_plots.fill(self.dir, [notes])  # a second fill changes nothing
         with open(notes) as f:
-            self.assertEqual(f.read(), text)
+            assert f.read() == text
 
     def test_chinese_notes_get_chinese_tables(self):
         zh = e2e_plots.sections(self.dir, "zh")
-        self.assertIn("交叉点：从 1024^3 起", "\n".join(zh["crossover"]))
-        self.assertIn("测量环境：NVIDIA H200", zh["provenance"][0])
-        self.assertIn("| 模式 | 流数 | 面板数 |", "\n".join(zh["streams"]))
-        self.assertEqual(zh["transfers"], ["（transfers 部分未运行）"])
+        assert "交叉点：从 1024^3 起" in "\n".join(zh["crossover"])
+        assert "测量环境：NVIDIA H200" in zh["provenance"][0]
+        assert "| 模式 | 流数 | 面板数 |" in "\n".join(zh["streams"])
+        assert zh["transfers"] == ["（transfers 部分未运行）"]
         notes = os.path.join(self.dir, "README.zh-CN.md")
         with open(notes, "w") as f:
             f.write("<!-- wb:08:graphs -->\n<!-- /wb:08:graphs -->\n")
         e2e_plots.fill(self.dir, [notes])
         with open(notes) as f:
-            self.assertIn("图重放：3.00", f.read())
+            assert "图重放：3.00" in f.read()
 
     def test_fill_without_markers_is_an_error(self):
         notes = os.path.join(self.dir, "plain.md")
         with open(notes, "w") as f:
             f.write("no markers\n")
-        self.assertEqual(e2e_plots.main(["fill", self.dir, notes]), 2)
+        assert e2e_main("fill", self.dir, notes) == 2
 
     def test_plots_writes_tables_without_matplotlib(self):
         os.environ["WB_NO_MATPLOTLIB"] = "1"
         try:
-            self.assertEqual(e2e_plots.main(["plots", self.dir]), 0)
+            assert e2e_main("plots", self.dir) == 0
         finally:
             del os.environ["WB_NO_MATPLOTLIB"]
         with open(os.path.join(self.dir, "tables.md")) as f:
             text = f.read()
-        self.assertIn("<!-- wb:08:crossover -->", text)
-        self.assertFalse(os.path.exists(os.path.join(self.dir, "crossover.png")))
+        assert "<!-- wb:08:crossover -->" in text
+        assert not os.path.exists(os.path.join(self.dir, "crossover.png"))
 
     def test_pictures(self):
         try:
             import matplotlib  # noqa: F401
         except ImportError:
-            self.skipTest("matplotlib not installed")
-        self.assertEqual(e2e_plots.draw(self.dir), ["crossover.png", "breakdown.png", "timeline.png"])
+            pytest.skip("matplotlib not installed")
+        assert e2e_plots.draw(self.dir) == ["crossover.png", "breakdown.png", "timeline.png"]
         for name in ("crossover.png", "breakdown.png", "timeline.png"):
-            self.assertGreater(os.path.getsize(os.path.join(self.dir, name)), 1000)
+            assert os.path.getsize(os.path.join(self.dir, name)) > 1000
 
     def test_bad_usage(self):
-        self.assertEqual(e2e_plots.main([]), 2)
-        self.assertEqual(e2e_plots.main(["plots", os.path.join(self.dir, "nope")]), 2)
-
-
-if __name__ == "__main__":
-    sys.exit(wb_unittest.run_module(__name__, "test_e2e_plots"))
+        assert e2e_main() == 2
+        assert e2e_main("plots", os.path.join(self.dir, "nope")) == 2

@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""test_kit_leaks.py - tests of the starter kit's leak scan (tools/kit_leaks.py), no GPU needed.
+"""test_kit_leaks.py - tests of the starter kit's leak scan (tools/wb/kit_leaks.py), no GPU needed.
 
 On a small fixture workbook (toy code that is not GEMM, so that this file, which ships in the kit,
 holds no solution of the workbook): a clean kit has no leak, and quoting one short statement or
@@ -10,14 +9,12 @@ sentence (which the long-run rule misses), after a '/*' in a note's prose, in a 
 twin regions of one chapter keep their windows; chapters= counts the regions of the homework
 chapters and those outside any chapter only; binary files are skipped.
 
-On this workbook: a kit made with `student_kit.py make` has no leak, and half a region planted in
+On this workbook: a kit made with `python3 -m wb kit make` has no leak, and half a region planted in
 a chapter's note, in a tools/ script and in a lab/ file is caught, named, and counted only when its
 chapter is part of the homework.
 
-Run: tools/test_kit_leaks.py (stdlib unittest). It ends with
-"[test_kit_leaks] test cases: P passed, F failed, S skipped" and, when WB_TEST_SUMMARY is set,
-appends "test_kit_leaks P F S" to that file (tools/run_tests.sh adds them up). Exit status 1 on a
-failure. Inside a student kit (no solution regions left) the tests on this workbook are skipped.
+Run with pytest (make test runs it). Inside a student kit (no solution regions left) the tests on
+this workbook are skipped.
 """
 import os
 import re
@@ -25,13 +22,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import unittest
 
-TOOLS = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(TOOLS)
-sys.path.insert(0, TOOLS)
-import kit_leaks as kl  # noqa: E402
-import student_kit as sk  # noqa: E402
+import pytest
+
+from wb import ROOT
+from wb import kit as sk
+from wb import kit_leaks as kl
 
 # ---- the fixture workbook --------------------------------------------------------------------------
 
@@ -178,8 +174,8 @@ def make_kit(repo, kit, chapters=None):
             write(os.path.join(kit, rel), text)
 
 
-class Fixture(unittest.TestCase):
-    def setUp(self):
+class Fixture:
+    def setup_method(self):
         self.tmp = tempfile.mkdtemp(prefix="wb-kit-leaks-")
         self.repo = os.path.join(self.tmp, "repo")
         self.kit = os.path.join(self.tmp, "kit")
@@ -187,7 +183,7 @@ class Fixture(unittest.TestCase):
             write(os.path.join(self.repo, rel), text)
         make_kit(self.repo, self.kit)
 
-    def tearDown(self):
+    def teardown_method(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def plant(self, rel, text, mode="a"):
@@ -200,11 +196,11 @@ class Fixture(unittest.TestCase):
         return [r.begin + 1 for r in sk.parse_regions(ALPHA, "a") if r.kind == sk.SOLUTION][0]
 
 
-class FixtureScan(Fixture):
+class TestFixtureScan(Fixture):
     def test_a_clean_kit_has_no_leak(self):
         # The notes quote short pieces and the index algebra; the scripts and lab/ hold no region.
-        self.assertEqual(kl.find_leaks(self.kit, self.repo), [])
-        self.assertEqual(kl.find_leaks(self.kit, self.repo, chapters=["01_alpha", "02_beta"]), [])
+        assert kl.find_leaks(self.kit, self.repo) == []
+        assert kl.find_leaks(self.kit, self.repo, chapters=["01_alpha", "02_beta"]) == []
 
     def test_half_a_region_is_caught_by_the_finer_rule_in_every_kind_of_file(self):
         half = first_half(ALPHA)
@@ -220,39 +216,38 @@ class FixtureScan(Fixture):
             "02_beta/notes.txt": half.replace("\n", " "),
         }
         for rel, text in plants.items():
-            with self.subTest(rel):
-                shutil.rmtree(self.kit)
-                make_kit(self.repo, self.kit)
-                self.plant(rel, text)
-                leaks = kl.find_leaks(self.kit, self.repo)
-                self.assertEqual(self.pairs(leaks), [(rel, "01_alpha/alpha.h", self.alpha_line())])
-                self.assertGreaterEqual(leaks[0].windows, kl.LEAK_WINDOWS)
-                said = kl.describe_leak(leaks[0])
-                self.assertIn(f"{rel}: holds ", said)
-                self.assertIn(f"01_alpha/alpha.h:{self.alpha_line()} (four partial histograms", said)
+            shutil.rmtree(self.kit)
+            make_kit(self.repo, self.kit)
+            self.plant(rel, text)
+            leaks = kl.find_leaks(self.kit, self.repo)
+            assert self.pairs(leaks) == [(rel, "01_alpha/alpha.h", self.alpha_line())]
+            assert leaks[0].windows >= kl.LEAK_WINDOWS
+            said = kl.describe_leak(leaks[0])
+            assert f"{rel}: holds " in said
+            assert f"01_alpha/alpha.h:{self.alpha_line()} (four partial histograms" in said
 
     def test_a_walk_one_statement_per_sentence_is_caught_where_long_runs_miss_it(self):
         statements = [s.strip() for s in first_half(ALPHA).splitlines() if s.strip()]
         walk = "\n## Walk\n\n" + "".join(f"Then `{s}` follows, as you would expect.\n" for s in statements)
         self.plant("01_alpha/README.zh-CN.md", walk)
         leaks = kl.find_leaks(self.kit, self.repo)
-        self.assertEqual(self.pairs(leaks), [("01_alpha/README.zh-CN.md", "01_alpha/alpha.h", self.alpha_line())])
+        assert self.pairs(leaks) == [("01_alpha/README.zh-CN.md", "01_alpha/alpha.h", self.alpha_line())]
         x = leaks[0]
-        self.assertGreaterEqual(x.windows, kl.LEAK_WINDOWS)
+        assert x.windows >= kl.LEAK_WINDOWS
         # Rule 1 alone would not have called it a leak: the prose breaks the runs of the file as read.
-        self.assertLess(x.tokens, kl.LEAK_SHARE * x.total)
-        self.assertLess(x.tokens, kl.LEAK_TOKENS)
+        assert x.tokens < kl.LEAK_SHARE * x.total
+        assert x.tokens < kl.LEAK_TOKENS
 
     def test_a_comment_opener_in_prose_does_not_hide_the_code_after_it(self):
         # NOTES says "/* are not code" with no "*/" after it: the fenced block below must still count.
         self.plant("01_alpha/README.md", "\n```cpp\n" + first_half(ALPHA) + "```\n")
-        self.assertEqual([x.kit_file for x in kl.find_leaks(self.kit, self.repo)], ["01_alpha/README.md"])
+        assert [x.kit_file for x in kl.find_leaks(self.kit, self.repo)] == ["01_alpha/README.md"]
 
     def test_one_short_statement_or_the_index_algebra_is_no_leak(self):
         self.plant("01_alpha/README.md", "\nThe lanes: `for (int lane = 0; lane < 4; ++lane)`, and the word "
                    "`w` adds one to partial(lane, data(4 w + lane)).\n")
         self.plant("tools/helper.py", "# the tail: while (cursor < size)\n")
-        self.assertEqual(kl.find_leaks(self.kit, self.repo), [])
+        assert kl.find_leaks(self.kit, self.repo) == []
 
     def test_twin_regions_of_one_chapter_keep_their_windows(self):
         # running_minimum differs from running_maximum in one token: what they share is chapter
@@ -260,27 +255,27 @@ class FixtureScan(Fixture):
         lines = [r.begin + 1 for r in sk.parse_regions(BETA, "b") if r.kind == sk.SOLUTION]
         self.plant("tools/notes.md", "```cpp\n" + first_half(BETA, 1) + "```\n")
         leaks = kl.find_leaks(self.kit, self.repo)
-        self.assertEqual(self.pairs(leaks), [("tools/notes.md", "02_beta/beta.h", n) for n in lines])
-        self.assertTrue(all(x.windows >= kl.LEAK_WINDOWS for x in leaks))
+        assert self.pairs(leaks) == [("tools/notes.md", "02_beta/beta.h", n) for n in lines]
+        assert all(x.windows >= kl.LEAK_WINDOWS for x in leaks)
 
     def test_chapters_counts_the_homework_and_what_lies_outside_the_chapters(self):
         shutil.rmtree(self.kit)
         make_kit(self.repo, self.kit, chapters=["01_alpha"])  # 02_beta stays whole, solutions in
-        self.assertEqual(kl.find_leaks(self.kit, self.repo, chapters=["01_alpha"]), [])
-        self.assertEqual(kl.find_leaks(self.kit, self.repo, chapters=["01_alpha/"]), [])
+        assert kl.find_leaks(self.kit, self.repo, chapters=["01_alpha"]) == []
+        assert kl.find_leaks(self.kit, self.repo, chapters=["01_alpha/"]) == []
         # Had 02 been homework, its whole file would be the leak.
-        self.assertIn("02_beta/beta.h", [x.kit_file for x in kl.find_leaks(self.kit, self.repo)])
+        assert "02_beta/beta.h" in [x.kit_file for x in kl.find_leaks(self.kit, self.repo)]
         beta, shared = "".join(region_body(BETA)), "".join(region_body(SHARED))
         self.plant("01_alpha/README.md", "\n```cpp\n" + beta + "```\n")
         self.plant("tools/notes.md", "```cpp\n" + shared + "```\n")
         self.plant("01_alpha/lab/explore.cu", "void copied() {\n" + first_half(ALPHA) + "}\n")
-        self.assertEqual([(x.kit_file, x.region_file) for x in kl.find_leaks(self.kit, self.repo, chapters=["01_alpha"])],
-                         [("01_alpha/lab/explore.cu", "01_alpha/alpha.h"), ("tools/notes.md", "common/shared.h")])
-        self.assertEqual([(x.kit_file, x.region_file) for x in kl.find_leaks(self.kit, self.repo, chapters=[])],
-                         [("tools/notes.md", "common/shared.h")])
-        with self.assertRaises(ValueError):
+        assert [(x.kit_file, x.region_file) for x in kl.find_leaks(self.kit, self.repo, chapters=["01_alpha"])] == \
+                         [("01_alpha/lab/explore.cu", "01_alpha/alpha.h"), ("tools/notes.md", "common/shared.h")]
+        assert [(x.kit_file, x.region_file) for x in kl.find_leaks(self.kit, self.repo, chapters=[])] == \
+                         [("tools/notes.md", "common/shared.h")]
+        with pytest.raises(ValueError):
             kl.find_leaks(self.kit, self.repo, chapters=["03_missing"])
-        with self.assertRaises(ValueError):
+        with pytest.raises(ValueError):
             kl.find_leaks(self.kit, self.repo, chapters=["common"])
 
     def test_a_file_that_is_not_utf8_is_read_and_a_binary_one_is_skipped(self):
@@ -289,17 +284,17 @@ class FixtureScan(Fixture):
             f.write(b"caf\xe9\n" + half)
         with open(os.path.join(self.kit, "01_alpha", "blob.bin"), "wb") as f:
             f.write(b"\0\1\2" + half)
-        self.assertEqual([x.kit_file for x in kl.find_leaks(self.kit, self.repo)], ["01_alpha/latin1.txt"])
+        assert [x.kit_file for x in kl.find_leaks(self.kit, self.repo)] == ["01_alpha/latin1.txt"]
 
     def test_code_tokens(self):
         code = 'while (j < WIDTH) sum += grid[r][j++]; // a comment\ns = "http://x"; /* more */\n#pragma unroll\n'
-        self.assertEqual(kl.code_tokens(code),
+        assert kl.code_tokens(code) == \
                          ["while", "(", "I", "<", "I", ")", "I", "+=", "I", "[", "I", "]", "[", "I", "++", "]", ";",
-                          "I", "=", '"http://x"', ";", "pragma", "unroll"])
+                          "I", "=", '"http://x"', ";", "pragma", "unroll"]
         # Rule 2 keeps the names of four characters or more.
-        self.assertEqual(kl.code_tokens("sum += grid[j];", names=True), ["I", "+=", "grid", "[", "I", "]", ";"])
+        assert kl.code_tokens("sum += grid[j];", names=True) == ["I", "+=", "grid", "[", "I", "]", ";"]
         # Outside C++ a '/*' ends with its line.
-        self.assertEqual(kl.code_tokens("a /* b\nc d", line_comments_only=True), ["I", "/", "*", "I", "I", "I"])
+        assert kl.code_tokens("a /* b\nc d", line_comments_only=True) == ["I", "/", "*", "I", "I", "I"]
 
 
 # ---- this workbook ----------------------------------------------------------------------------------
@@ -311,24 +306,24 @@ def workbook_has_regions():
         return False
 
 
-@unittest.skipIf(sk.is_kit(ROOT) or not workbook_has_regions(), "this is a student kit: its solution regions were taken out")
-class Workbook(unittest.TestCase):
+@pytest.mark.skipif(sk.is_kit(ROOT) or not workbook_has_regions(), reason="this is a student kit: its solution regions were taken out")
+class TestWorkbook:
     """One kit of this workbook, made with the real command line, and three planted halves."""
 
     @classmethod
-    def setUpClass(cls):
+    def setup_class(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wb-kit-leaks-")
         cls.kit = os.path.join(cls.tmp, "kit")
-        cls.made = subprocess.run([sys.executable, os.path.join(TOOLS, "student_kit.py"), "make", cls.kit],
+        cls.made = subprocess.run([sys.executable, "-m", "wb", "kit", "make", cls.kit],
                                   cwd=ROOT, capture_output=True, text=True)
         cls.regions = kl.solution_regions(ROOT)[0]
 
     @classmethod
-    def tearDownClass(cls):
+    def teardown_class(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def setUp(self):
-        self.assertEqual(self.made.returncode, 0, self.made.stdout + self.made.stderr)
+    def setup_method(self):
+        assert self.made.returncode == 0, self.made.stdout + self.made.stderr
 
     def half(self, chapter, target):
         """The first half (by lines) of the first region of `chapter` outside the file `target`
@@ -343,20 +338,20 @@ class Workbook(unittest.TestCase):
             half = first_half(text, n)
             if len(r.distinctive & kl.held_by("x.md", "```\n" + half + "```\n")[1]) >= kl.LEAK_WINDOWS:
                 return r, half
-        self.fail(f"no region of {chapter} to plant")
+        pytest.fail(f"no region of {chapter} to plant")
 
     def test_a_kit_of_this_workbook_has_no_leak(self):
-        self.assertIn("leak scan: no file of the kit holds a solution", self.made.stdout)
+        assert "leak scan: no file of the kit holds a solution" in self.made.stdout
         leaks = kl.find_leaks(self.kit, ROOT)
-        self.assertEqual(leaks, [], "\n".join(kl.describe_leak(x) for x in leaks))
+        assert leaks == [], "\n".join(kl.describe_leak(x) for x in leaks)
 
     def test_planted_halves_are_caught_named_and_counted_by_chapter(self):
         note_region, note_half = self.half("03_shared_tiling", "03_shared_tiling/README.md")
-        tool_region, tool_half = self.half("08_end_to_end", "tools/bench_summary.py")
+        tool_region, tool_half = self.half("08_end_to_end", "tools/wb/bench_summary.py")
         lab_region, lab_half = self.half("09_hopper_wgmma", "09_hopper_wgmma/lab/ceiling_09.cu")
         plants = {
             "03_shared_tiling/README.md": (note_region, "\n```cpp\n" + note_half + "```\n"),
-            "tools/bench_summary.py": (tool_region, "\nEXAMPLE = (\n" + "".join(
+            "tools/wb/bench_summary.py": (tool_region, "\nEXAMPLE = (\n" + "".join(
                 f"    {line!r}\n" for line in tool_half.splitlines(keepends=True)) + ")\n"),
             "09_hopper_wgmma/lab/ceiling_09.cu": (lab_region, "\n" + "".join(
                 "// " + line for line in lab_half.splitlines(keepends=True))),
@@ -371,17 +366,17 @@ class Workbook(unittest.TestCase):
             said = "\n".join(kl.describe_leak(x) for x in leaks)
             found = {(x.kit_file, x.region_file, x.region_line): x for x in leaks}
             for rel, (r, _) in plants.items():
-                self.assertIn((rel, r.path, r.line), found, said)
-                self.assertGreaterEqual(found[(rel, r.path, r.line)].windows, kl.LEAK_WINDOWS, said)
-                self.assertIn(f"{rel}: holds ", said)
-                self.assertIn(f"{r.path}:{r.line} ({r.hint})", said)
+                assert (rel, r.path, r.line) in found, said
+                assert found[(rel, r.path, r.line)].windows >= kl.LEAK_WINDOWS, said
+                assert f"{rel}: holds " in said
+                assert f"{r.path}:{r.line} ({r.hint})" in said
             # A region of the same chapter may be named too (they share windows), nothing else.
-            self.assertEqual({(x.kit_file, kl.chapter_of(x.region_file)) for x in leaks},
-                             {(rel, kl.chapter_of(r.path)) for rel, (r, _) in plants.items()}, said)
+            assert {(x.kit_file, kl.chapter_of(x.region_file)) for x in leaks} == \
+                             {(rel, kl.chapter_of(r.path)) for rel, (r, _) in plants.items()}, said
             # A homework on chapter 03 alone: only the note's plant counts.
             only_03 = kl.find_leaks(self.kit, ROOT, chapters=["03_shared_tiling"])
-            self.assertEqual({x.kit_file for x in only_03}, {"03_shared_tiling/README.md"})
-            self.assertEqual(kl.find_leaks(self.kit, ROOT, chapters=[]), [])
+            assert {x.kit_file for x in only_03} == {"03_shared_tiling/README.md"}
+            assert kl.find_leaks(self.kit, ROOT, chapters=[]) == []
         finally:
             for rel, data in saved.items():
                 with open(os.path.join(self.kit, rel), "wb") as f:
@@ -392,11 +387,5 @@ class Workbook(unittest.TestCase):
         for name in ("README.md", "README.zh-CN.md"):
             with open(os.path.join(ROOT, "03_shared_tiling", name), encoding="utf-8") as f:
                 text = f.read()
-            self.assertNotRegex(text, r"load_or_zero\(A,|acc \+= As\[ty\]\[k\]", name)
-            self.assertIn("A(row, k0 + tx)", text, name)
-
-
-if __name__ == "__main__":
-    sys.path.insert(0, TOOLS)
-    import wb_unittest
-    sys.exit(wb_unittest.run_module(__name__, "test_kit_leaks"))
+            assert not re.search(r"load_or_zero\(A,|acc \+= As\[ty\]\[k\]", text), name
+            assert "A(row, k0 + tx)" in text, name

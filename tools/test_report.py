@@ -1,29 +1,26 @@
-#!/usr/bin/env python3
 """test_report.py - tests of `make report` and `make bench`'s tools on a fixture, no GPU needed.
 
 The fixture (report_fixture.csv, report_fixture_env.json) holds invented numbers in the spec's
 schema: every chapter's kind of rows (FP32, TF32, FP16 and BF16; chapter 09's ladder), two failed
 checks (one of them BF16), two commits, a CPU chapter; report_fixture_rubric.json is a rubric with a
 homework of four chapters. The tests run the real entry points
-(tools/report.sh, tools/bench_summary.py, tools/bench.sh) in temporary folders and check the tables
-against numbers computed here, independently, from the same CSV.
-
-Run: tools/test_report.py (stdlib unittest). Like the Catch2 test binaries it ends with
-"[test_report] test cases: P passed, F failed, S skipped" and, when WB_TEST_SUMMARY is set, appends
-"test_report P F S" to that file (tools/run_tests.sh adds them up). Exit status 1 on a failure.
+(tools/report.sh, `python3 -m wb bench-summary`, tools/bench.sh) in temporary folders and check the
+tables against numbers computed here, independently, from the same CSV. Run with pytest (make test
+runs it).
 """
 import csv
 import hashlib
 import os
+import re
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
-import unittest
 
-TOOLS = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(TOOLS)
+import pytest
+
+from wb import ROOT, TOOLS
+
 FIXTURE_CSV = os.path.join(TOOLS, "report_fixture.csv")
 FIXTURE_ENV = os.path.join(TOOLS, "report_fixture_env.json")
 INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the plots"
@@ -156,11 +153,11 @@ def best_at(rows, chapter, dtype, shape):
     return max(candidates, key=lambda r: float(r["gflops"])) if candidates else None
 
 
-class ReportFixture(unittest.TestCase):
+class TestReportFixture:
     """Runs `make report` on the fixture once (without matplotlib) for the table tests."""
 
     @classmethod
-    def setUpClass(cls):
+    def setup_class(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wb-report-")
         cls.out = os.path.join(cls.tmp, "report")
         cls.result = run(["bash", "tools/report.sh"], {
@@ -175,123 +172,123 @@ class ReportFixture(unittest.TestCase):
                 cls.zh = f.read()
 
     @classmethod
-    def tearDownClass(cls):
+    def teardown_class(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def setUp(self):
-        self.assertEqual(self.result.returncode, 0, self.result.stderr + self.result.stdout)
+    def setup_method(self):
+        assert self.result.returncode == 0, self.result.stderr + self.result.stdout
 
     def test_both_languages_are_filled_completely(self):
         for text in (self.en, self.zh):
-            self.assertNotIn("{{", text)
-            self.assertIn("S7654321", text)
-        self.assertIn("## 5. Correctness", self.en)
-        self.assertIn("## 5. 正确性", self.zh)
-        self.assertIn("最佳变体", self.zh)
-        self.assertTrue(os.path.exists(os.path.join(self.out, "data", "bench.csv")))
-        self.assertTrue(os.path.exists(os.path.join(self.out, "data", "env.json")))
+            assert "{{" not in text
+            assert "S7654321" in text
+        assert "## 5. Correctness" in self.en
+        assert "## 5. 正确性" in self.zh
+        assert "最佳变体" in self.zh
+        assert os.path.exists(os.path.join(self.out, "data", "bench.csv"))
+        assert os.path.exists(os.path.join(self.out, "data", "env.json"))
 
     def test_ladder_numbers_match_the_csv(self):
         shape = (4096, 4096, 4096)
         keys = sorted({(r["chapter"], r["dtype"]) for r in self.rows if r["chapter"] in LADDER_CHAPTERS})
-        self.assertGreaterEqual(len(keys), 7)
+        assert len(keys) >= 7
         for chapter, dtype in keys:
             r = best_at(self.rows, chapter, dtype, shape)
-            self.assertIsNotNone(r, (chapter, dtype))
+            assert r is not None, (chapter, dtype)
             line = (f'| {chapter} | {dtype} | `{r["variant"]}` | {float(r["gflops"]):.1f} | '
                     f'{float(r["pct_cublas"]):.1f} | {float(r["pct_peak"]):.1f} | {float(r["rel_err"]):.2e} |')
-            self.assertIn(line, self.en)
-            self.assertIn(line, self.zh)  # same numbers in the Chinese report
+            assert line in self.en
+            assert line in self.zh  # same numbers in the Chinese report
         # The failed check never makes a variant "best", even where it would be the fastest.
-        self.assertIn("| 03_shared_tiling | fp32 | `tiled_32_4rows` |", self.en)
+        assert "| 03_shared_tiling | fp32 | `tiled_32_4rows` |" in self.en
 
     def test_the_ladder_is_the_chapters_own_kernels(self):
         # Chapter 07's rows are cuBLAS (section 4.3), chapter 08's whole programs with their copies
         # (section 4.8), chapter 01's the CPU: none is a step of the ladder, nor a point of the roofline.
         chapters = {r["chapter"] for r in self.rows}
-        self.assertTrue({"01_cpu_matmul", "07_cublas_baseline", "08_end_to_end"} <= chapters)
+        assert {"01_cpu_matmul", "07_cublas_baseline", "08_end_to_end"} <= chapters
         for text in (self.en, self.zh):
             for name in ("LADDER_TABLE", "ROOFLINE_TABLE"):
                 shown = {c for c in chapters if f"| {c} |" in block(text, name)}
-                self.assertEqual(shown, chapters & LADDER_CHAPTERS, name)
+                assert shown == chapters & LADDER_CHAPTERS, name
             # Across sizes: the ladder's chapters, and chapter 01 beside them (its CPU code).
             shown = {c for c in chapters if f"| {c} |" in block(text, "SWEEP_TABLE")}
-            self.assertEqual(shown, (chapters & LADDER_CHAPTERS) | {"01_cpu_matmul"})
-        self.assertIn("| 07_cublas_baseline | `gemmex_fp16` |", self.en)  # still in the variant and check tables
+            assert shown == (chapters & LADDER_CHAPTERS) | {"01_cpu_matmul"}
+        assert "| 07_cublas_baseline | `gemmex_fp16` |" in self.en  # still in the variant and check tables
 
     def test_cpu_chapter_is_compared_with_cublas_sgemm_of_chapter_07(self):
         blas = best_at(self.rows, "01_cpu_matmul", "fp32", (1024, 1024, 1024))
         cublas = next(r for r in self.rows if r["chapter"] == "07_cublas_baseline" and r["variant"] == "cublas_sgemm"
                       and r["M"] == "1024")
         pct = 100 * float(blas["gflops"]) / float(cublas["gflops"])
-        self.assertIn(f'{float(blas["gflops"]):.1f} ({pct:.1f}%)', self.en)
+        assert f'{float(blas["gflops"]):.1f} ({pct:.1f}%)' in self.en
 
     def test_every_measured_row_is_in_the_variant_table(self):
         for r in self.rows:
             if (r["M"], r["N"], r["K"]) == ("4096", "4096", "4096"):
-                self.assertIn(f'| {r["chapter"]} | `{r["variant"]}` | {r["dtype"]} | {float(r["ms_median"]):.3f} | '
-                              f'{float(r["gflops"]):.1f} |', self.en)
+                assert f'| {r["chapter"]} | `{r["variant"]}` | {r["dtype"]} | {float(r["ms_median"]):.3f} | ' \
+                              f'{float(r["gflops"]):.1f} |' in self.en
 
     def test_correctness_table_counts_pass_and_fail(self):
-        self.assertIn("| 03_shared_tiling | `transposed_b_32` | fp32 | 2 | 1 | 1 | 0 | 3.10e-01 | 1000x1013x4097 |",
-                      self.en)
-        self.assertIn("| 07_cublas_baseline | `gemmex_fp16` | fp16 | 4 | 4 | 0 | 0 | 1.50e-07 |", self.en)
+        assert "| 03_shared_tiling | `transposed_b_32` | fp32 | 2 | 1 | 1 | 0 | 3.10e-01 | 1000x1013x4097 |" in \
+                      self.en
+        assert "| 07_cublas_baseline | `gemmex_fp16` | fp16 | 4 | 4 | 0 | 0 | 1.50e-07 |" in self.en
         baselines = [r for r in self.rows if r["variant"] in BASELINES or r["variant"].startswith("openblas")]
-        self.assertIn(f"{len(baselines)} checked, {len(baselines)} PASS", self.en)
+        assert f"{len(baselines)} checked, {len(baselines)} PASS" in self.en
 
     def test_cublas_sweep_table(self):
         for r in self.rows:
             if r["chapter"] == "07_cublas_baseline" and r["variant"] in BASELINES:
-                self.assertIn(f'{float(r["gflops"]):.1f} ({float(r["pct_peak"]):.1f}%)', self.en)
+                assert f'{float(r["gflops"]):.1f} ({float(r["pct_peak"]):.1f}%)' in self.en
 
     def test_device_table_and_ceilings(self):
-        self.assertIn("| GPU | Fixture GPU (invented numbers) |", self.en)
-        self.assertIn("| FP32 peak (theory) | 60000 GFLOP/s |", self.en)
-        self.assertIn("| FP32 FMA rate (measured) | 55000 GFLOP/s (91.7% of theory) |", self.en)
-        self.assertIn("| DRAM bandwidth (measured, best copy) | 4100 GB/s (85.4% of theory) |", self.en)
-        self.assertIn("FP32 55000 GFLOP/s (measured FMA rate)", self.en)
-        self.assertIn("memory 4100 GB/s (measured copy)", self.en)
+        assert "| GPU | Fixture GPU (invented numbers) |" in self.en
+        assert "| FP32 peak (theory) | 60000 GFLOP/s |" in self.en
+        assert "| FP32 FMA rate (measured) | 55000 GFLOP/s (91.7% of theory) |" in self.en
+        assert "| DRAM bandwidth (measured, best copy) | 4100 GB/s (85.4% of theory) |" in self.en
+        assert "FP32 55000 GFLOP/s (measured FMA rate)" in self.en
+        assert "memory 4100 GB/s (measured copy)" in self.en
 
     def test_roofline_places_variants_at_minimum_traffic_intensity(self):
         # 2 * 4096^3 / (4 * 3 * 4096^2) = 4096 / 6 for FP32; FP16 inputs: 2 * 4096^3 / (8 * 4096^2) = 1024.
-        self.assertIn("| 05_float4_vectorized | `async3_128x256x8` | fp32 | 682.7 | 55000 | 36000.0 | 65.5 | compute |",
-                      self.en)
-        self.assertIn("| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 1024.0 | 960000 | 210000.0 | 21.9 | compute |",
-                      self.en)
+        assert "| 05_float4_vectorized | `async3_128x256x8` | fp32 | 682.7 | 55000 | 36000.0 | 65.5 | compute |" in \
+                      self.en
+        assert "| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 1024.0 | 960000 | 210000.0 | 21.9 | compute |" in \
+                      self.en
 
     def test_provenance(self):
         with open(FIXTURE_CSV, "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()[:16]
-        self.assertIn(digest, self.en)
+        assert digest in self.en
         ours = sum(r["git"] == "fixture00001" for r in self.rows)
-        self.assertIn(f"`fixture00001` ({ours} rows)", self.en)
-        self.assertIn(f"`fixture00002-dirty` ({len(self.rows) - ours} rows)", self.en)
-        self.assertIn("2026-01-01T10:01:00Z", self.en)
-        self.assertIn("**Student:** S7654321", self.en)
+        assert f"`fixture00001` ({ours} rows)" in self.en
+        assert f"`fixture00002-dirty` ({len(self.rows) - ours} rows)" in self.en
+        assert "2026-01-01T10:01:00Z" in self.en
+        assert "**Student:** S7654321" in self.en
 
     def test_without_matplotlib_one_line_says_how_to_install_it(self):
-        self.assertEqual(self.en.count(INSTALL_LINE), 1)
-        self.assertEqual(self.zh.count(INSTALL_LINE), 1)
-        self.assertIn(INSTALL_LINE, self.result.stdout)
-        self.assertNotIn("plots/", self.en)
+        assert self.en.count(INSTALL_LINE) == 1
+        assert self.zh.count(INSTALL_LINE) == 1
+        assert INSTALL_LINE in self.result.stdout
+        assert "plots/" not in self.en
         plots = os.path.join(self.out, "plots")
-        self.assertFalse(os.path.isdir(plots) and os.listdir(plots))
+        assert not (os.path.isdir(plots) and os.listdir(plots))
 
 
     def test_tensor_core_section_lists_every_tf32_and_fp16_row(self):
-        self.assertIn("### 4.7 Tensor cores: WMMA, mma.sync", self.en)
-        self.assertIn("### 4.7 张量核心：WMMA、mma.sync", self.zh)
+        assert "### 4.7 Tensor cores: WMMA, mma.sync" in self.en
+        assert "### 4.7 张量核心：WMMA、mma.sync" in self.zh
         rows = [r for r in self.rows if r["chapter"] == "06_tensor_core_wmma" and r["M"] == "4096"]
-        self.assertGreaterEqual(len(rows), 5)
+        assert len(rows) >= 5
         for r in rows:
             name = f'`{r["variant"]}`' + (" (cuBLAS baseline, same run)" if r["variant"] in BASELINES else "")
             line = (f'| 06_tensor_core_wmma | {name} | {r["dtype"]} | {float(r["gflops"]) / 1000:.1f} | '
                     f'{float(r["pct_cublas"]):.1f} | {float(r["pct_peak"]):.1f} | {float(r["rel_err"]):.2e} | PASS |')
-            self.assertIn(line, self.en)
-        self.assertIn("| 06_tensor_core_wmma | `tf32_mma_sync` | tf32 | 150.0 | 39.5 |", self.zh)
+            assert line in self.en
+        assert "| 06_tensor_core_wmma | `tf32_mma_sync` | tf32 | 150.0 | 39.5 |" in self.zh
         # Chapter 07's cuBLAS calls stay in section 4.3, not in the tensor-core table.
         section = self.en[self.en.index("### 4.7"):self.en.index("## 5. Correctness")]
-        self.assertNotIn("07_cublas_baseline", section)
+        assert "07_cublas_baseline" not in section
 
     def test_precision_table_against_fp32_of_chapter_05(self):
         tensor = ("06_tensor_core_wmma", "09_hopper_wgmma")  # the chapters with tensor-core rows at 4096
@@ -305,36 +302,36 @@ class ReportFixture(unittest.TestCase):
 
         fp32, tf32 = errs(("05_float4_vectorized",), "fp32"), errs(tensor, "tf32")
         fp16, bf16 = errs(tensor, "fp16"), errs(tensor, "bf16")
-        self.assertIn(f"| tf32 | TF32: 11-bit significand (10 stored), 8-bit exponent | 2^-11 = 4.88e-04 | {len(tf32)} | "
-                      f"{median(tf32):.2e} | {max(tf32):.2e} | 2.00e-07 | {median(tf32) / median(fp32):.1f} | "
-                      f"06_tensor_core_wmma, 09_hopper_wgmma |", self.en)
-        self.assertIn(f"| fp32 | FP32: 24-bit significand, 8-bit exponent | 2^-24 = 5.96e-08 | {len(fp32)} | "
-                      f"{median(fp32):.2e} |", self.en)
-        self.assertIn(f"| fp16 | FP16：11 位有效数字（存 10 位），5 位指数 | 2^-11 = 4.88e-04 | {len(fp16)} | "
-                      f"{median(fp16):.2e} |", self.zh)
+        assert f"| tf32 | TF32: 11-bit significand (10 stored), 8-bit exponent | 2^-11 = 4.88e-04 | {len(tf32)} | " \
+                      f"{median(tf32):.2e} | {max(tf32):.2e} | 2.00e-07 | {median(tf32) / median(fp32):.1f} | " \
+                      f"06_tensor_core_wmma, 09_hopper_wgmma |" in self.en
+        assert f"| fp32 | FP32: 24-bit significand, 8-bit exponent | 2^-24 = 5.96e-08 | {len(fp32)} | " \
+                      f"{median(fp32):.2e} |" in self.en
+        assert f"| fp16 | FP16：11 位有效数字（存 10 位），5 位指数 | 2^-11 = 4.88e-04 | {len(fp16)} | " \
+                      f"{median(fp16):.2e} |" in self.zh
         # BF16: u = 2^-8; the failed cluster_multicast row is not counted; cuBLAS BF16 apart.
-        self.assertEqual(len(bf16), 4)
-        self.assertIn(f"| bf16 | BF16: 8-bit significand (7 stored), 8-bit exponent | 2^-8 = 3.91e-03 | {len(bf16)} | "
-                      f"{median(bf16):.2e} | {max(bf16):.2e} | 1.50e-07 | {median(bf16) / median(fp32):.1f} | "
-                      f"09_hopper_wgmma |", self.en)
-        self.assertIn("| bf16 | BF16：8 位有效数字（存 7 位），8 位指数 | 2^-8 = 3.91e-03 |", self.zh)
-        self.assertIn("--precision", self.en)
+        assert len(bf16) == 4
+        assert f"| bf16 | BF16: 8-bit significand (7 stored), 8-bit exponent | 2^-8 = 3.91e-03 | {len(bf16)} | " \
+                      f"{median(bf16):.2e} | {max(bf16):.2e} | 1.50e-07 | {median(bf16) / median(fp32):.1f} | " \
+                      f"09_hopper_wgmma |" in self.en
+        assert "| bf16 | BF16：8 位有效数字（存 7 位），8 位指数 | 2^-8 = 3.91e-03 |" in self.zh
+        assert "--precision" in self.en
 
     def test_precision_text_says_which_errors_are_above_u(self):
         # The fixture's errors: FP32 (chapter 05) 1.4e-07, above FP32's u = 2^-24 (a sum of K terms);
         # every tensor-core precision far below its u.
         block_en, block_zh = block(self.en, "PRECISION_TABLE"), block(self.zh, "PRECISION_TABLE")
-        self.assertIn("- **fp32**: largest 1.40e-07 = 2.3 u, above u: u is the accumulation's own rounding", block_en)
-        self.assertIn("- **tf32**: largest 2.30e-07 = 0.00047 u, below u:", block_en)
-        self.assertIn("- **bf16**: largest 1.60e-07 = 4.1e-05 u, below u:", block_en)
-        self.assertIn("- **fp32**：最大 1.40e-07 = 2.3 u，高于 u：", block_zh)
-        self.assertIn("- **tf32**：最大 2.30e-07 = 0.00047 u，低于 u：", block_zh)
+        assert "- **fp32**: largest 1.40e-07 = 2.3 u, above u: u is the accumulation's own rounding" in block_en
+        assert "- **tf32**: largest 2.30e-07 = 0.00047 u, below u:" in block_en
+        assert "- **bf16**: largest 1.60e-07 = 4.1e-05 u, below u:" in block_en
+        assert "- **fp32**：最大 1.40e-07 = 2.3 u，高于 u：" in block_zh
+        assert "- **tf32**：最大 2.30e-07 = 0.00047 u，低于 u：" in block_zh
 
     def test_hopper_section_fills_from_the_csv(self):
-        self.assertIn("### 4.9 Hopper: TMA, wgmma and warp specialization (chapter 09)", self.en)
-        self.assertIn("### 4.9 Hopper：TMA、wgmma 与 warp 专门化（第 09 章）", self.zh)
+        assert "### 4.9 Hopper: TMA, wgmma and warp specialization (chapter 09)" in self.en
+        assert "### 4.9 Hopper：TMA、wgmma 与 warp 专门化（第 09 章）" in self.zh
         section = self.en[self.en.index("### 4.9"):self.en.index("## 5. Correctness")]
-        self.assertIn("| step | variant | FP16 TFLOP/s | FP16 % of cuBLAS | BF16 TFLOP/s | BF16 % of cuBLAS |", section)
+        assert "| step | variant | FP16 TFLOP/s | FP16 % of cuBLAS | BF16 TFLOP/s | BF16 % of cuBLAS |" in section
         rows = {(r["variant"], r["dtype"]): r for r in self.rows if r["chapter"] == "09_hopper_wgmma" and r["M"] == "4096"}
 
         def cells(variant, dtype):
@@ -342,53 +339,53 @@ class ReportFixture(unittest.TestCase):
             pct = f'{float(r["pct_cublas"]):.1f}' if r["status"] == "PASS" else r["status"]
             return f'{float(r["gflops"]) / 1000:.1f} | {pct}'
 
-        self.assertIn(f"|  | `cublas_hgemm` / `cublas_bgemm` (cuBLAS baseline, same run) | {cells('cublas_hgemm', 'fp16')} | "
-                      f"{cells('cublas_bgemm', 'bf16')} |", section)
+        assert f"|  | `cublas_hgemm` / `cublas_bgemm` (cuBLAS baseline, same run) | {cells('cublas_hgemm', 'fp16')} | " \
+                      f"{cells('cublas_bgemm', 'bf16')} |" in section
         steps = ["wgmma_64x128", "wgmma_128x256", "warp_specialized", "persistent", "cluster_multicast"]
         at = []
         for n, v in enumerate(steps, 1):
             line = f"| {n} | `{v}` | {cells(v, 'fp16')} | {cells(v, 'bf16')} |"
-            self.assertIn(line, section)
+            assert line in section
             at.append(section.index(line))
-        self.assertEqual(at, sorted(at))  # in the order of the ladder
+        assert at == sorted(at)  # in the order of the ladder
         # A variant that failed its check shows FAIL, not its % (even though it was the fastest).
-        self.assertIn("| 5 | `cluster_multicast` | 696.5 | 99.5 | 741.6 | FAIL |", section)
-        self.assertIn("| step | variant | TF32 TFLOP/s | TF32 % of cuBLAS |", section)
-        self.assertIn(f"|  | `cublas_tf32` (cuBLAS baseline, same run) | {cells('cublas_tf32', 'tf32')} |", section)
-        self.assertIn(f"| 6 | `tf32_persistent` | {cells('tf32_persistent', 'tf32')} |", section)
+        assert "| 5 | `cluster_multicast` | 696.5 | 99.5 | 741.6 | FAIL |" in section
+        assert "| step | variant | TF32 TFLOP/s | TF32 % of cuBLAS |" in section
+        assert f"|  | `cublas_tf32` (cuBLAS baseline, same run) | {cells('cublas_tf32', 'tf32')} |" in section
+        assert f"| 6 | `tf32_persistent` | {cells('tf32_persistent', 'tf32')} |" in section
         zh = self.zh[self.zh.index("### 4.9"):self.zh.index("## 5. 正确性")]
-        self.assertIn("| 步骤 | 变体 | FP16 TFLOP/s | FP16 占 cuBLAS 的 % | BF16 TFLOP/s | BF16 占 cuBLAS 的 % |", zh)
-        self.assertIn("| 4 | `persistent` | 703.5 | 100.5 | 734.4 | 102.0 |", zh)
+        assert "| 步骤 | 变体 | FP16 TFLOP/s | FP16 占 cuBLAS 的 % | BF16 TFLOP/s | BF16 占 cuBLAS 的 % |" in zh
+        assert "| 4 | `persistent` | 703.5 | 100.5 | 734.4 | 102.0 |" in zh
         for text in (section, zh):
-            self.assertGreaterEqual(text.count("**Write:**") + text.count("**撰写：**"), 1)
+            assert text.count("**Write:**") + text.count("**撰写：**") >= 1
         # Section 4.7's table leaves chapter 09 to this section.
         tc = self.en[self.en.index("### 4.7"):self.en.index("#### What the precision costs")]
-        self.assertNotIn("09_hopper_wgmma", tc)
+        assert "09_hopper_wgmma" not in tc
 
     def test_end_to_end_section_names_the_faster_processor_per_shape(self):
         # the fixture's chapter 08 rows: the CPU wins at 256 (copies dominate), the GPU at 4096
         section = self.en[self.en.index("Chapter 08, end to end"):self.en.index("wb:end END_TO_END_TABLE")]
-        self.assertIn("| 256x256x256 | `e2e_cpu_openblas_16t` | 0.050 | 671.1 | 12.9 | PASS | CPU |", section)
-        self.assertIn("| 4096x4096x4096 | `e2e_gpu_cublas_pinned` | 6.500 | 21144.5 | 41.5 | PASS | GPU |", section)
+        assert "| 256x256x256 | `e2e_cpu_openblas_16t` | 0.050 | 671.1 | 12.9 | PASS | CPU |" in section
+        assert "| 4096x4096x4096 | `e2e_gpu_cublas_pinned` | 6.500 | 21144.5 | 41.5 | PASS | GPU |" in section
         rows08 = [r for r in self.rows if r["chapter"] == "08_end_to_end"]
-        self.assertEqual(len(rows08), 6)
+        assert len(rows08) == 6
         for r in rows08:
-            self.assertIn(f'`{r["variant"]}` | {float(r["ms_median"]):.3f} |', section)
+            assert f'`{r["variant"]}` | {float(r["ms_median"]):.3f} |' in section
         zh = self.zh[self.zh.index("第 08 章，端到端"):self.zh.index("wb:end END_TO_END_TABLE")]
-        self.assertIn("| 256x256x256 | `e2e_cpu_openblas_16t` | 0.050 | 671.1 | 12.9 | PASS | CPU |", zh)
+        assert "| 256x256x256 | `e2e_cpu_openblas_16t` | 0.050 | 671.1 | 12.9 | PASS | CPU |" in zh
 
     def test_bf16_rows_are_summarised_like_fp16(self):
         # The ladder: chapter 09's BF16 best is persistent (the faster cluster_multicast failed its check).
-        self.assertIn("| 09_hopper_wgmma | bf16 | `persistent` | 734400.0 | 102.0 | 76.5 | 1.60e-07 |", self.en)
+        assert "| 09_hopper_wgmma | bf16 | `persistent` | 734400.0 | 102.0 | 76.5 | 1.60e-07 |" in self.en
         # cuBLAS BF16 is a baseline (counted with the others), never a "best" variant.
-        self.assertNotIn("`cublas_bgemm` | 720000.0 | 100.0", self.en)
-        self.assertIn("| 09_hopper_wgmma | `cluster_multicast` | bf16 | 1 | 0 | 1 | 0 | 2.50e-01 | 4096x4096x4096 |",
-                      self.en)
+        assert "`cublas_bgemm` | 720000.0 | 100.0" not in self.en
+        assert "| 09_hopper_wgmma | `cluster_multicast` | bf16 | 1 | 0 | 1 | 0 | 2.50e-01 | 4096x4096x4096 |" in \
+                      self.en
         # Roofline: 2-byte inputs, and the FP16 tensor-core ceiling, which is BF16's too.
-        self.assertIn("| 09_hopper_wgmma | `persistent` | bf16 | 1024.0 | 960000 | 734400.0 | 76.5 | compute |", self.en)
-        self.assertIn("| FP16 and BF16 tensor-core peak (theory) | 960000 GFLOP/s |", self.en)
-        self.assertIn("| FP16 与 BF16 张量核心峰值（理论） | 960000 GFLOP/s |", self.zh)
-        self.assertIn("FP16 and BF16 tensor cores 960000 GFLOP/s (theoretical)", self.en)
+        assert "| 09_hopper_wgmma | `persistent` | bf16 | 1024.0 | 960000 | 734400.0 | 76.5 | compute |" in self.en
+        assert "| FP16 and BF16 tensor-core peak (theory) | 960000 GFLOP/s |" in self.en
+        assert "| FP16 与 BF16 张量核心峰值（理论） | 960000 GFLOP/s |" in self.zh
+        assert "FP16 and BF16 tensor cores 960000 GFLOP/s (theoretical)" in self.en
 
 
 def between_markers_removed(text):
@@ -400,12 +397,12 @@ def between_markers_removed(text):
 FIXTURE_RUBRIC = os.path.join(TOOLS, "report_fixture_rubric.json")
 
 
-class Homework(unittest.TestCase):
+class TestHomework:
     """A rubric with "homework" (a kit for a subset of chapters): the report's chapter sections,
     tables and plots cover those chapters only, in both languages."""
 
     @classmethod
-    def setUpClass(cls):
+    def setup_class(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wb-homework-")
         cls.out = os.path.join(cls.tmp, "report")
         cls.result = run(["bash", "tools/report.sh"], {
@@ -423,26 +420,26 @@ class Homework(unittest.TestCase):
         cls.chapters = {r["chapter"] for r in fixture_rows()}
 
     @classmethod
-    def tearDownClass(cls):
+    def teardown_class(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def setUp(self):
-        self.assertEqual(self.result.returncode, 0, self.result.stderr + self.result.stdout)
+    def setup_method(self):
+        assert self.result.returncode == 0, self.result.stderr + self.result.stdout
 
     def shown(self, text, name):
         return {c for c in self.chapters if f"| {c} |" in block(text, name)}
 
     def test_the_tables_cover_the_homeworks_chapters(self):
-        self.assertEqual(self.homework & self.chapters, {"02_naive_kernel", "03_shared_tiling", "06_tensor_core_wmma"})
+        assert self.homework & self.chapters == {"02_naive_kernel", "03_shared_tiling", "06_tensor_core_wmma"}
         for text in (self.en, self.zh):
             for name in ("LADDER_TABLE", "SWEEP_TABLE", "VARIANT_TABLE", "ROOFLINE_TABLE", "CORRECTNESS_TABLE"):
-                self.assertEqual(self.shown(text, name), self.homework & self.chapters, name)
-            self.assertEqual(self.shown(text, "TENSOR_CORE_TABLE"), {"06_tensor_core_wmma"})
-            self.assertNotIn("09_hopper_wgmma", block(text, "PRECISION_TABLE"))
-            self.assertNotIn("05_float4_vectorized", block(text, "PRECISION_TABLE"))
+                assert self.shown(text, name) == self.homework & self.chapters, name
+            assert self.shown(text, "TENSOR_CORE_TABLE") == {"06_tensor_core_wmma"}
+            assert "09_hopper_wgmma" not in block(text, "PRECISION_TABLE")
+            assert "05_float4_vectorized" not in block(text, "PRECISION_TABLE")
         # The check of the baselines counts the homework's chapters' cuBLAS rows only.
         baselines = [r for r in fixture_rows() if r["chapter"] in self.homework and r["variant"] in BASELINES]
-        self.assertIn(f"{len(baselines)} checked, {len(baselines)} PASS", self.en)
+        assert f"{len(baselines)} checked, {len(baselines)} PASS" in self.en
 
     def test_the_sections_of_other_chapters_are_left_out(self):
         for text, kept, gone in (
@@ -454,28 +451,28 @@ class Homework(unittest.TestCase):
                 (self.zh, ["## 1. 机器", "### 3.1 共享内存分块", "### 4.7 张量核心", "#### 精度的代价", "## 7. 总结与展望"],
                  ["### 3.3 寄存器", "### 3.4 向量化加载", "### 4.3 cuBLAS 本身", "### 4.8 整个程序", "### 4.9 Hopper"])):
             for heading in kept:
-                self.assertIn(heading, text)
+                assert heading in text
             for heading in gone:
-                self.assertNotIn(heading, text)
-            self.assertNotIn("wb:only", text)  # the section markers never reach the student's copy
-        self.assertEqual(self.result.stderr, "")  # no "no place for END_TO_END_TABLE" lines
+                assert heading not in text
+            assert "wb:only" not in text  # the section markers never reach the student's copy
+        assert self.result.stderr == ""  # no "no place for END_TO_END_TABLE" lines
 
     def test_the_provenance_names_the_homework(self):
-        self.assertIn(f"- **Chapters:** the homework of `{FIXTURE_RUBRIC}`: 00_env_check, 02_naive_kernel, "
-                      f"03_shared_tiling, 06_tensor_core_wmma; left out of this report: 01_cpu_matmul, "
-                      f"05_float4_vectorized, 07_cublas_baseline, 08_end_to_end, 09_hopper_wgmma", self.en)
-        self.assertIn(f"- **章节:** `{FIXTURE_RUBRIC}` 规定的作业：00_env_check", self.zh)
-        self.assertIn("; no rows in these results: 00_env_check", self.en)
+        assert f"- **Chapters:** the homework of `{FIXTURE_RUBRIC}`: 00_env_check, 02_naive_kernel, " \
+                      f"03_shared_tiling, 06_tensor_core_wmma; left out of this report: 01_cpu_matmul, " \
+                      f"05_float4_vectorized, 07_cublas_baseline, 08_end_to_end, 09_hopper_wgmma" in self.en
+        assert f"- **章节:** `{FIXTURE_RUBRIC}` 规定的作业：00_env_check" in self.zh
+        assert "; no rows in these results: 00_env_check" in self.en
 
     def test_the_plots_cover_the_homeworks_chapters(self):
         plots = recorded_plots(self.tmp, REPORT_RUBRIC=FIXTURE_RUBRIC)
         labels = calls_named(plots["ladder_4096.png"], "set_yticklabels")[0]["args"][0]
-        self.assertEqual({label.split()[0] for label in labels}, self.homework & self.chapters)
+        assert {label.split()[0] for label in labels} == self.homework & self.chapters
         lines = {c["kwargs"]["label"].split()[0] for c in calls_named(plots["gflops_vs_size.png"], "plot")}
-        self.assertEqual(lines - {"cuBLAS"}, self.homework & self.chapters)
+        assert lines - {"cuBLAS"} == self.homework & self.chapters
         points = {c["kwargs"]["label"].split()[0] for c in calls_named(plots["roofline.png"], "scatter")
                   if "label" in c["kwargs"]}
-        self.assertEqual(points, self.homework & self.chapters)
+        assert points == self.homework & self.chapters
 
     def test_without_homework_every_chapter_as_before(self):
         rubric = os.path.join(self.tmp, "no_homework.json")
@@ -484,13 +481,13 @@ class Homework(unittest.TestCase):
         out = os.path.join(self.tmp, "all")
         r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out, "REPORT_RUBRIC": rubric,
                                               "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))})
-        self.assertEqual(r.returncode, 0, r.stderr)
+        assert r.returncode == 0, r.stderr
         with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
             text = f.read()
         for heading in ("### 3.3 Registers", "### 4.3 cuBLAS itself", "### 4.8 The whole program", "### 4.9 Hopper"):
-            self.assertIn(heading, text)
-        self.assertNotIn("wb:only", text)
-        self.assertNotIn("- **Chapters:**", text)
+            assert heading in text
+        assert "wb:only" not in text
+        assert "- **Chapters:**" not in text
 
     def test_a_bad_rubric_is_one_line_and_exit_2(self):
         bad = os.path.join(self.tmp, "bad.json")
@@ -499,45 +496,44 @@ class Homework(unittest.TestCase):
                  "not a list": ('{"homework": "02_naive_kernel"}', "a list of chapter folders"),
                  "no such chapter": ('{"homework": ["02_naive_kernel", "06_tensor_cores"]}', "'06_tensor_cores'")}
         for what, (content, words) in cases.items():
-            with self.subTest(what=what):
-                path = content
-                if what != "missing":
-                    with open(bad, "w", encoding="utf-8") as f:
-                        f.write(content)
-                    path = bad
-                out = os.path.join(self.tmp, "bad_report")
-                r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out, "REPORT_RUBRIC": path})
-                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
-                self.assertIn("REPORT_RUBRIC", r.stderr)
-                self.assertIn(words, r.stderr)
-                self.assertFalse(os.path.exists(out))
+            path = content
+            if what != "missing":
+                with open(bad, "w", encoding="utf-8") as f:
+                    f.write(content)
+                path = bad
+            out = os.path.join(self.tmp, "bad_report")
+            r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out, "REPORT_RUBRIC": path})
+            assert r.returncode == 2, r.stdout + r.stderr
+            assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+            assert "REPORT_RUBRIC" in r.stderr
+            assert words in r.stderr
+            assert not os.path.exists(out)
 
     def test_a_report_filled_before_says_which_tables_are_not_homework(self):
         # A student's report/ filled before the homework was set keeps its sections (their text is
         # theirs); the tables of chapters outside the homework say so instead of measuring them.
         out = os.path.join(self.tmp, "earlier")
         env = {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out, "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))}
-        self.assertEqual(run(["bash", "tools/report.sh"], env).returncode, 0)
+        assert run(["bash", "tools/report.sh"], env).returncode == 0
         r = run(["bash", "tools/report.sh"], dict(env, REPORT_RUBRIC=FIXTURE_RUBRIC))
-        self.assertEqual(r.returncode, 0, r.stderr)
+        assert r.returncode == 0, r.stderr
         with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
             text = f.read()
-        self.assertIn("### 4.8 The whole program", text)
-        self.assertIn(f"Chapter 08_end_to_end is not part of this homework (`{FIXTURE_RUBRIC}`).",
-                      block(text, "END_TO_END_TABLE"))
-        self.assertIn("Chapter 09_hopper_wgmma is not part of this homework", block(text, "HOPPER_TABLE"))
-        self.assertIn("Chapter 07_cublas_baseline is not part of this homework", block(text, "CUBLAS_TABLE"))
+        assert "### 4.8 The whole program" in text
+        assert f"Chapter 08_end_to_end is not part of this homework (`{FIXTURE_RUBRIC}`)." in \
+                      block(text, "END_TO_END_TABLE")
+        assert "Chapter 09_hopper_wgmma is not part of this homework" in block(text, "HOPPER_TABLE")
+        assert "Chapter 07_cublas_baseline is not part of this homework" in block(text, "CUBLAS_TABLE")
 
 
-class WhoseNumbers(unittest.TestCase):
+class TestWhoseNumbers:
     """The report says at its top, in bold, when its numbers are not the student's own."""
 
-    def setUp(self):
+    def setup_method(self):
         self.tmp = tempfile.mkdtemp(prefix="wb-report-")
         self.out = os.path.join(self.tmp, "report")
 
-    def tearDown(self):
+    def teardown_method(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def fill(self, csv_path, student=None):
@@ -547,7 +543,7 @@ class WhoseNumbers(unittest.TestCase):
             env["STUDENT_ID"] = student
         shutil.rmtree(self.out, ignore_errors=True)
         r = run(["bash", "tools/report.sh"], env)
-        self.assertEqual(r.returncode, 0, r.stderr)
+        assert r.returncode == 0, r.stderr
         texts = []
         for name in ("report.md", "report.zh-CN.md"):
             with open(os.path.join(self.out, name), encoding="utf-8") as f:
@@ -572,52 +568,52 @@ class WhoseNumbers(unittest.TestCase):
     def test_the_workbooks_reference_run_is_never_a_students(self):
         reference = os.path.join("results", "h200", "bench.csv")
         if not os.path.exists(os.path.join(ROOT, reference)):
-            self.skipTest("no reference run in results/h200")
+            pytest.skip("no reference run in results/h200")
         r, (en, zh) = self.fill(reference, student="42")
-        self.assertTrue(self.top(en).startswith("**These are not your measurements: `results/h200/bench.csv` is one "
-                                                "of the workbook's reference runs"), self.top(en))
-        self.assertTrue(self.top(zh).startswith("**这些不是你测得的数据：`results/h200/bench.csv` 是本教程的参考测量之一"),
-                        self.top(zh))
-        self.assertIn("reference runs", r.stderr)
-        self.assertIn("- **Whose numbers:** ", en)
+        assert self.top(en).startswith("**These are not your measurements: `results/h200/bench.csv` is one "
+                                                "of the workbook's reference runs"), self.top(en)
+        assert self.top(zh).startswith("**这些不是你测得的数据：`results/h200/bench.csv` 是本教程的参考测量之一"), \
+                        self.top(zh)
+        assert "reference runs" in r.stderr
+        assert "- **Whose numbers:** " in en
 
     def test_rows_of_another_or_no_student(self):
         # The fixture's rows are all S0000001's.
         _, (en, zh) = self.fill(FIXTURE_CSV, student="S7654321")
         n = len(fixture_rows())
-        self.assertEqual(self.top(en), f"**None of the {n} rows of `{FIXTURE_CSV}` is marked as measured by S7654321 "
-                                       f"(their student field: S0000001): as far as the results say, these are not "
-                                       f"your own numbers. `STUDENT_ID=S7654321 make bench` measures yours.**")
-        self.assertTrue(self.top(zh).startswith(f"**`{FIXTURE_CSV}` 的 {n} 行中没有一行标明由 S7654321 测得"), self.top(zh))
+        assert self.top(en) == f"**None of the {n} rows of `{FIXTURE_CSV}` is marked as measured by S7654321 " \
+                                       f"(their student field: S0000001): as far as the results say, these are not " \
+                                       f"your own numbers. `STUDENT_ID=S7654321 make bench` measures yours.**"
+        assert self.top(zh).startswith(f"**`{FIXTURE_CSV}` 的 {n} 行中没有一行标明由 S7654321 测得"), self.top(zh)
         mixed = self.fixture_with_students(lambda i: "" if i < 10 else "S0000001")
         _, (en, _) = self.fill(mixed, student="S0000001")
-        self.assertTrue(self.top(en).startswith(f"**10 of {n} rows of `{mixed}` are not marked as measured by S0000001 "
-                                                f"(their student field: empty)"), self.top(en))
+        assert self.top(en).startswith(f"**10 of {n} rows of `{mixed}` are not marked as measured by S0000001 "
+                                                f"(their student field: empty)"), self.top(en)
 
     def test_the_students_own_rows_carry_no_warning(self):
         own = self.fixture_with_students(lambda i: "S7654321")
         for student in ("S7654321", None):  # STUDENT_ID, or the one id of the CSV
             _, (en, zh) = self.fill(own, student=student)
-            self.assertTrue(self.top(en).startswith("**Student:** S7654321 · "), self.top(en))
-            self.assertTrue(self.top(zh).startswith("**学生：** S7654321 · "), self.top(zh))
-            self.assertIn(f"- **Whose numbers:** all {len(fixture_rows())} rows are marked as measured by S7654321", en)
+            assert self.top(en).startswith("**Student:** S7654321 · "), self.top(en)
+            assert self.top(zh).startswith("**学生：** S7654321 · "), self.top(zh)
+            assert f"- **Whose numbers:** all {len(fixture_rows())} rows are marked as measured by S7654321" in en
 
 
-class Refill(unittest.TestCase):
+class TestRefill:
     """`make report` again must keep everything the student wrote."""
 
-    def setUp(self):
+    def setup_method(self):
         self.tmp = tempfile.mkdtemp(prefix="wb-report-")
         self.out = os.path.join(self.tmp, "report")
         self.nompl = hide_matplotlib(os.path.join(self.tmp, "nompl"))
 
-    def tearDown(self):
+    def teardown_method(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def fill(self, csv_path=FIXTURE_CSV):
         r = run(["bash", "tools/report.sh"], {"REPORT_CSV": csv_path, "REPORT_ENV": FIXTURE_ENV,
                                               "REPORT_OUT": self.out, "PYTHONPATH": self.nompl})
-        self.assertEqual(r.returncode, 0, r.stderr)
+        assert r.returncode == 0, r.stderr
         return r
 
     def read(self, name):
@@ -633,7 +629,7 @@ class Refill(unittest.TestCase):
         path = os.path.join(self.tmp, "other.csv")
         with open(FIXTURE_CSV, encoding="utf-8") as f:
             text = f.read()
-        self.assertIn(",210000.0,700000.0,30.00,", text)
+        assert ",210000.0,700000.0,30.00," in text
         with open(path, "w", encoding="utf-8") as f:
             f.write(text.replace(",210000.0,700000.0,30.00,", ",245000.0,700000.0,35.00,"))
         return path
@@ -644,26 +640,26 @@ class Refill(unittest.TestCase):
         for name, word in (("report.md", "**Write:**"), ("report.zh-CN.md", "**撰写：**")):
             text = self.read(name)
             n = text.count(word)
-            self.assertGreaterEqual(n, 12, name)  # every section of the template asks for text
+            assert n >= 12, name  # every section of the template asks for text
             parts = text.split(word)
             for i in range(1, len(parts)):
                 parts[i] = f" ANSWER-{name}-{i}: my own words, with a | pipe and {{braces}}.\n" + parts[i]
             answers[name] = word.join(parts)
             self.write(name, answers[name])
         r = self.fill(self.other_csv())
-        self.assertIn("your text kept", r.stdout)
-        self.assertEqual(r.stderr, "")
+        assert "your text kept" in r.stdout
+        assert r.stderr == ""
         for name in answers:
             new = self.read(name)
             for i in range(1, answers[name].count("ANSWER-") + 1):
-                self.assertIn(f" ANSWER-{name}-{i}: my own words, with a | pipe and {{braces}}.\n", new)
+                assert f" ANSWER-{name}-{i}: my own words, with a | pipe and {{braces}}.\n" in new
             # Every character outside the markers is as the student left it ...
-            self.assertEqual(between_markers_removed(new), between_markers_removed(answers[name]))
+            assert between_markers_removed(new) == between_markers_removed(answers[name])
             # ... and the tables follow the new results; the previous version is kept beside it.
-            self.assertIn("| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 245.0 | 35.0 |", new)
-            self.assertNotIn("| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 210.0 |", new)
-            self.assertNotIn("{{", new.replace("{braces}", ""))
-            self.assertEqual(self.read(name + ".bak"), answers[name])
+            assert "| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 245.0 | 35.0 |" in new
+            assert "| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 210.0 |" not in new
+            assert "{{" not in new.replace("{braces}", "")
+            assert self.read(name + ".bak") == answers[name]
 
     def test_deleted_markers_cost_one_line_and_no_text(self):
         self.fill()
@@ -676,24 +672,24 @@ class Refill(unittest.TestCase):
         self.write("report.md", text)
         r = self.fill(self.other_csv())
         lines = r.stderr.strip().splitlines()
-        self.assertEqual(len(lines), 2, r.stderr)
-        self.assertIn("wb:begin LADDER_TABLE", lines[0])
-        self.assertIn("SWEEP_TABLE", lines[1])
+        assert len(lines) == 2, r.stderr
+        assert "wb:begin LADDER_TABLE" in lines[0]
+        assert "SWEEP_TABLE" in lines[1]
         new = self.read("report.md")
         start = new.index("<!-- wb:begin LADDER_TABLE -->")
-        self.assertEqual(new[start:new.index("MY NOTE ON THE LADDER") + 21],
-                         text[text.index("<!-- wb:begin LADDER_TABLE -->"):text.index("MY NOTE ON THE LADDER") + 21])
-        self.assertIn("| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 245.0 |", new)  # the rest is refilled
+        assert new[start:new.index("MY NOTE ON THE LADDER") + 21] == \
+                         text[text.index("<!-- wb:begin LADDER_TABLE -->"):text.index("MY NOTE ON THE LADDER") + 21]
+        assert "| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 245.0 |" in new  # the rest is refilled
         # Writing the placeholder back brings the table back, between markers.
         self.write("report.md", new.replace("MY NOTE ON THE LADDER", "MY NOTE ON THE LADDER\n\n{{SWEEP_TABLE}}"))
         r = self.fill()
-        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)  # only the lone LADDER marker
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr  # only the lone LADDER marker
         final = self.read("report.md")
-        self.assertIn("<!-- wb:begin SWEEP_TABLE -->", final)
+        assert "<!-- wb:begin SWEEP_TABLE -->" in final
         # The lone begin marker never pairs with the later end marker across the student's note.
-        self.assertIn("MY NOTE ON THE LADDER", final)
-        self.assertEqual(final.count("<!-- wb:begin LADDER_TABLE -->"), 2)
-        self.assertEqual(final.count("<!-- wb:end LADDER_TABLE -->"), 1)
+        assert "MY NOTE ON THE LADDER" in final
+        assert final.count("<!-- wb:begin LADDER_TABLE -->") == 2
+        assert final.count("<!-- wb:end LADDER_TABLE -->") == 1
 
     def test_an_unwritable_report_folder_is_refused_before_any_work(self):
         blocker = os.path.join(self.tmp, "a_file")
@@ -703,31 +699,31 @@ class Refill(unittest.TestCase):
         os.makedirs(os.path.join(blocked, "report.zh-CN.md"))  # a folder where a file must go
         for out in (os.path.join(blocker, "report"), blocker, blocked):
             r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out})
-            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
-            self.assertIn("REPORT_OUT", r.stderr)
-            self.assertEqual(r.stdout, "")
-        self.assertEqual(os.listdir(blocked), ["report.zh-CN.md"])  # nothing written next to it
+            assert r.returncode == 2, r.stdout + r.stderr
+            assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+            assert "REPORT_OUT" in r.stderr
+            assert r.stdout == ""
+        assert os.listdir(blocked) == ["report.zh-CN.md"]  # nothing written next to it
 
     def test_a_folder_even_root_cannot_write_is_refused_in_one_line(self):
         # /proc takes no new files, not even from root, whom a permission check (os.access) lets
         # through: only trying to write tells.
         if not os.path.isdir("/proc/self"):
-            self.skipTest("no /proc on this system")
+            pytest.skip("no /proc on this system")
         for out in ("/proc/wb_report_test", "/proc/self/wb_report_test/report"):
             r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out})
-            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
-            self.assertIn("REPORT_OUT", r.stderr)
-            self.assertNotIn("Traceback", r.stderr)
-            self.assertEqual(r.stdout, "")
+            assert r.returncode == 2, r.stdout + r.stderr
+            assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+            assert "REPORT_OUT" in r.stderr
+            assert "Traceback" not in r.stderr
+            assert r.stdout == ""
 
 
-class ReportEdgeCases(unittest.TestCase):
-    def setUp(self):
+class TestReportEdgeCases:
+    def setup_method(self):
         self.tmp = tempfile.mkdtemp(prefix="wb-report-")
 
-    def tearDown(self):
+    def teardown_method(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def fill_without_plots(self, csv_path=FIXTURE_CSV, env_path=FIXTURE_ENV, **extra):
@@ -736,7 +732,7 @@ class ReportEdgeCases(unittest.TestCase):
         r = run(["bash", "tools/report.sh"], dict({
             "REPORT_CSV": csv_path, "REPORT_ENV": env_path, "REPORT_OUT": out,
             "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))}, **extra))
-        self.assertEqual(r.returncode, 0, r.stderr)
+        assert r.returncode == 0, r.stderr
         texts = []
         for name in ("report.md", "report.zh-CN.md"):
             with open(os.path.join(out, name), encoding="utf-8") as f:
@@ -745,57 +741,57 @@ class ReportEdgeCases(unittest.TestCase):
 
     def test_plots_are_drawn_with_matplotlib(self):
         if not matplotlib_available():
-            self.skipTest("matplotlib is not installed for python3")
+            pytest.skip("matplotlib is not installed for python3")
         out = os.path.join(self.tmp, "report")
         r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": out})
-        self.assertEqual(r.returncode, 0, r.stderr)
+        assert r.returncode == 0, r.stderr
         for name in ("gflops_vs_size.png", "ladder_4096.png", "roofline.png"):
             path = os.path.join(out, "plots", name)
-            self.assertTrue(os.path.exists(path), name)
+            assert os.path.exists(path), name
             with open(path, "rb") as f:
-                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n", name)
-            self.assertGreater(os.path.getsize(path), 10000, name)
+                assert f.read(8) == b"\x89PNG\r\n\x1a\n", name
+            assert os.path.getsize(path) > 10000, name
             with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
-                self.assertIn(f"(plots/{name})", f.read())
+                assert f"(plots/{name})" in f.read()
         with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
-            self.assertNotIn(INSTALL_LINE, f.read())
+            assert INSTALL_LINE not in f.read()
 
     def test_missing_results_exit_2_and_say_what_to_run(self):
         r = run(["bash", "tools/report.sh"], {"REPORT_CSV": os.path.join(self.tmp, "nope.csv"),
                                               "REPORT_OUT": os.path.join(self.tmp, "report")})
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("make bench", r.stderr)
+        assert r.returncode == 2
+        assert "make bench" in r.stderr
 
     def test_without_device_facts_the_tables_still_fill(self):
         text, _ = self.fill_without_plots(env_path=os.path.join(self.tmp, "none.json"))
-        self.assertIn("Device facts not found", text)
-        self.assertIn("| GPU | Fixture GPU (invented numbers) |", text)
+        assert "Device facts not found" in text
+        assert "| GPU | Fixture GPU (invented numbers) |" in text
         # The FP32 peak comes back from the CSV's own % of peak column: 60000 GFLOP/s.
-        self.assertIn("FP32 60000 GFLOP/s (theoretical peak)", text)
-        self.assertIn("| FP32 peak (theory), from the CSV's % of peak | 60000 GFLOP/s |", text)
-        self.assertIn("memory bandwidth unknown", text)
-        self.assertNotIn("{{", text)
+        assert "FP32 60000 GFLOP/s (theoretical peak)" in text
+        assert "| FP32 peak (theory), from the CSV's % of peak | 60000 GFLOP/s |" in text
+        assert "memory bandwidth unknown" in text
+        assert "{{" not in text
 
     def test_another_ladder_shape(self):
         text, _ = self.fill_without_plots(REPORT_SHAPE="1024")
-        self.assertIn("Best variant of each chapter's own kernels at 1024x1024x1024 (", text)
-        self.assertIn("| 02_naive_kernel | fp32 | `coalesced_32x8` | 2900.0 | 7.6 |", block(text, "LADDER_TABLE"))
-        self.assertIn("| 01_cpu_matmul | `blocked_omp_8t` | fp32 | 2.261 | 950.0 |", block(text, "VARIANT_TABLE"))
+        assert "Best variant of each chapter's own kernels at 1024x1024x1024 (" in text
+        assert "| 02_naive_kernel | fp32 | `coalesced_32x8` | 2900.0 | 7.6 |" in block(text, "LADDER_TABLE")
+        assert "| 01_cpu_matmul | `blocked_omp_8t` | fp32 | 2.261 | 950.0 |" in block(text, "VARIANT_TABLE")
         # Chapter 09 ran at other shapes only: the section says where.
-        self.assertIn("Chapter 09 has no rows at 1024x1024x1024 in these results (it ran at 4096, 8192)", text)
+        assert "Chapter 09 has no rows at 1024x1024x1024 in these results (it ran at 4096, 8192)" in text
 
     def test_a_shape_not_in_the_results_is_refused_in_one_line(self):
         out = os.path.join(self.tmp, "report")
         for shape in ("777", "4096x4096x1024"):
             r = run(["bash", "tools/report.sh"], {"REPORT_CSV": FIXTURE_CSV, "REPORT_OUT": out, "REPORT_SHAPE": shape})
-            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-            self.assertEqual(r.stdout, "")
+            assert r.returncode == 2, r.stdout + r.stderr
+            assert r.stdout == ""
             lines = r.stderr.strip().splitlines()
-            self.assertEqual(len(lines), 1, r.stderr)
-            self.assertIn("REPORT_SHAPE", lines[0])
-            self.assertIn("777x777x777" if shape == "777" else shape, lines[0])
-            self.assertIn("128, 256, 1024, 4096, 8192, 1000x1013x4097", lines[0])  # what there is
-            self.assertFalse(os.path.exists(out))  # refused before any work
+            assert len(lines) == 1, r.stderr
+            assert "REPORT_SHAPE" in lines[0]
+            assert ("777x777x777" if shape == "777" else shape) in lines[0]
+            assert "128, 256, 1024, 4096, 8192, 1000x1013x4097" in lines[0]  # what there is
+            assert not os.path.exists(out)  # refused before any work
 
     def without_4096(self):
         path = os.path.join(self.tmp, "no4096.csv")
@@ -811,21 +807,21 @@ class ReportEdgeCases(unittest.TestCase):
         out = os.path.join(self.tmp, "report")
         r = run(["bash", "tools/report.sh"], {"REPORT_CSV": self.without_4096(), "REPORT_ENV": FIXTURE_ENV,
                                               "REPORT_OUT": out, "PYTHONPATH": hide_matplotlib(os.path.join(self.tmp, "nompl"))})
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("4096x4096x4096", r.stderr)
-        self.assertIn("8192x8192x8192", r.stderr)
+        assert r.returncode == 0, r.stderr
+        assert "4096x4096x4096" in r.stderr
+        assert "8192x8192x8192" in r.stderr
         for name, words in (("report.md", "**No chapter ran 4096x4096x4096 (the default shape): the ladder, the "
                                           "roofline and the tables at one shape are at 8192x8192x8192"),
                             ("report.zh-CN.md", "**没有任何章节运行过 4096x4096x4096（默认形状）")):
             with open(os.path.join(out, name), encoding="utf-8") as f:
                 text = f.read()
-            self.assertIn(words, text)
+            assert words in text
             ladder = text[text.index("<!-- wb:begin LADDER_TABLE -->"):]
-            self.assertTrue(ladder.split("\n")[2].startswith("**"), ladder[:300])  # the block's first line
+            assert ladder.split("\n")[2].startswith("**"), ladder[:300]  # the block's first line
         # Named explicitly, a shape that is not there is refused instead.
         r = run(["bash", "tools/report.sh"], {"REPORT_CSV": self.without_4096(), "REPORT_OUT": out,
                                               "REPORT_SHAPE": "4096"})
-        self.assertEqual(r.returncode, 2, r.stderr)
+        assert r.returncode == 2, r.stderr
 
     def test_the_ladder_plot_is_named_after_its_shape(self):
         out = os.path.join(self.tmp, "report")
@@ -835,11 +831,11 @@ class ReportEdgeCases(unittest.TestCase):
                                                   "REPORT_OUT": out, "REPORT_SHAPE": shape,
                                                   "PYTHONPATH": recording_matplotlib(os.path.join(self.tmp, "fakempl")),
                                                   "WB_PLOT_LOG": os.path.join(self.tmp, "plots.jsonl")})
-            self.assertEqual(r.returncode, 0, r.stderr)
+            assert r.returncode == 0, r.stderr
             ladders = sorted(n for n in os.listdir(os.path.join(out, "plots")) if n.startswith("ladder"))
-            self.assertEqual(ladders, [name])  # the plot of the shape before is gone
+            assert ladders == [name]  # the plot of the shape before is gone
             with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
-                self.assertIn(f"(plots/{name})", f.read())
+                assert f"(plots/{name})" in f.read()
 
     def test_a_tensor_core_error_above_u_is_named_and_explained(self):
         # As on the H200: chapter 09's TF32 step, whose tensor cores read FP32 data as TF32, is off
@@ -848,19 +844,19 @@ class ReportEdgeCases(unittest.TestCase):
         with open(FIXTURE_CSV, encoding="utf-8") as f:
             text = f.read()
         row = [line for line in text.splitlines() if line.startswith("09_hopper_wgmma,tf32_persistent,tf32,4096,")]
-        self.assertEqual(len(row), 1)
+        assert len(row) == 1
         with open(path, "w", encoding="utf-8") as f:
             f.write(text.replace(row[0], row[0].replace(",2.300e-07,", ",8.030e-04,")))
         en, zh = self.fill_without_plots(csv_path=path)
         prec = block(en, "PRECISION_TABLE")
-        self.assertIn("| 8.03e-04 |", prec)
+        assert "| 8.03e-04 |" in prec
         line = next(l for l in prec.splitlines() if l.startswith("- **tf32**"))
-        self.assertIn("largest 8.03e-04 = 1.6 u, above u (`tf32_persistent` of 09_hopper_wgmma)", line)
-        self.assertIn("truncat", line)
-        self.assertNotIn("below u", line)
-        self.assertNotIn("FP32 accumulation only", prec)  # what the note said before, next to 8.03e-04
+        assert "largest 8.03e-04 = 1.6 u, above u (`tf32_persistent` of 09_hopper_wgmma)" in line
+        assert "truncat" in line
+        assert "below u" not in line
+        assert "FP32 accumulation only" not in prec  # what the note said before, next to 8.03e-04
         line = next(l for l in block(zh, "PRECISION_TABLE").splitlines() if l.startswith("- **tf32**"))
-        self.assertIn("最大 8.03e-04 = 1.6 u，高于 u（09_hopper_wgmma 的 `tf32_persistent`）", line)
+        assert "最大 8.03e-04 = 1.6 u，高于 u（09_hopper_wgmma 的 `tf32_persistent`）" in line
 
     def test_without_chapter_09_its_section_says_why(self):
         # A bench on a GPU that is not compute capability 9.0 has no chapter 09 rows.
@@ -870,21 +866,21 @@ class ReportEdgeCases(unittest.TestCase):
         with open(path, "w", encoding="utf-8") as f:
             f.writelines(kept)
         text, zh = self.fill_without_plots(csv_path=path)
-        self.assertIn("Chapter 09 is not in these results. It runs only on compute capability 9.0", text)
-        self.assertNotIn("{{", text)
-        self.assertIn("结果中没有第 09 章。它只在计算能力 9.0 的 GPU", zh)
+        assert "Chapter 09 is not in these results. It runs only on compute capability 9.0" in text
+        assert "{{" not in text
+        assert "结果中没有第 09 章。它只在计算能力 9.0 的 GPU" in zh
 
 
-class Plots(unittest.TestCase):
+class TestPlots:
     """What each plot shows, read from the calls the report makes (a stand-in for matplotlib)."""
 
     @classmethod
-    def setUpClass(cls):
+    def setup_class(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wb-plots-")
         cls.plots = recorded_plots(cls.tmp)
 
     @classmethod
-    def tearDownClass(cls):
+    def teardown_class(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_every_line_against_size_has_its_own_colour_and_marker(self):
@@ -898,43 +894,43 @@ class Plots(unittest.TestCase):
             series.append((kw["label"], kw.get("color"), kw.get("marker") or "".join(ch for ch in fmt if ch.isalpha()),
                            json_key(dashes)))
         labels = [s[0] for s in series]
-        self.assertTrue({"cuBLAS FP32 (cublas_sgemm)", "cuBLAS BF16 (cublas_bgemm)",
-                         "09_hopper_wgmma (fp16)", "09_hopper_wgmma (bf16)"} <= set(labels), labels)
+        assert {"cuBLAS FP32 (cublas_sgemm)", "cuBLAS BF16 (cublas_bgemm)",
+                         "09_hopper_wgmma (fp16)", "09_hopper_wgmma (bf16)"} <= set(labels), labels
         for label, colour, marker, dashes in series:
-            self.assertTrue(colour, label)
-            self.assertTrue(marker, label)  # a marker on every line: dashes alone are not enough
+            assert colour, label
+            assert marker, label  # a marker on every line: dashes alone are not enough
         for i, a in enumerate(series):
             for b in series[i + 1:]:
                 if a[1] == b[1]:
-                    self.assertNotEqual(a[2], b[2], f"{a[0]} and {b[0]}: same colour and marker")
-                    self.assertNotEqual(a[3], b[3], f"{a[0]} and {b[0]}: same colour and dashes")
+                    assert a[2] != b[2], f"{a[0]} and {b[0]}: same colour and marker"
+                    assert a[3] != b[3], f"{a[0]} and {b[0]}: same colour and dashes"
 
     def test_the_memory_roof_ends_at_the_ridge(self):
         # Past the ridge point the memory line would run through the compute ceilings: it stops on
         # the highest of them (FP16 and BF16 tensor cores: 960000 GFLOP/s, 4100 GB/s measured).
         lines = [c for c in calls_named(self.plots["roofline.png"], "plot")
                  if c["kwargs"].get("label", "").startswith("memory")]
-        self.assertEqual(len(lines), 1)
+        assert len(lines) == 1
         xs, ys = lines[0]["args"][:2]
         ridge = 960000 / 4100
-        self.assertAlmostEqual(xs[-1], ridge, places=6)
-        self.assertAlmostEqual(ys[-1], 960000, places=3)
-        self.assertLessEqual(max(ys), 960000 * (1 + 1e-12))
-        self.assertLess(xs[0], 55000 / 4100)  # and it starts left of the lowest ridge (FP32)
+        assert xs[-1] == pytest.approx(ridge, abs=1e-6)
+        assert ys[-1] == pytest.approx(960000, abs=1e-3)
+        assert max(ys) <= 960000 * (1 + 1e-12)
+        assert xs[0] < 55000 / 4100  # and it starts left of the lowest ridge (FP32)
 
     def test_the_ladder_figure_is_the_chapters_own_kernels(self):
         calls = self.plots["ladder_4096.png"]
         labels = calls_named(calls, "set_yticklabels")[0]["args"][0]
         shown = {label.split()[0] for label in labels}
         chapters = {r["chapter"] for r in fixture_rows()}
-        self.assertEqual(shown, chapters & LADDER_CHAPTERS)
+        assert shown == chapters & LADDER_CHAPTERS
 
 
-class BenchTools(unittest.TestCase):
-    def setUp(self):
+class TestBenchTools:
+    def setup_method(self):
         self.tmp = tempfile.mkdtemp(prefix="wb-bench-")
 
-    def tearDown(self):
+    def teardown_method(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def test_an_unwritable_results_folder_stops_bench_before_any_work(self):
@@ -943,48 +939,48 @@ class BenchTools(unittest.TestCase):
             f.write("not a folder\n")
         for bad in (os.path.join(blocker, "results"), blocker):
             r = run(["bash", "tools/bench.sh"], {"BENCH_OUT": bad})
-            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-            self.assertEqual(r.stdout, "")  # not even the device facts were measured
-            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
-            self.assertIn(bad, r.stderr)
+            assert r.returncode == 2, r.stdout + r.stderr
+            assert r.stdout == ""  # not even the device facts were measured
+            assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+            assert bad in r.stderr
 
     def test_summary_names_the_best_variants_and_the_failures(self):
-        r = run(["python3", os.path.join(TOOLS, "bench_summary.py"), FIXTURE_CSV])
-        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run(["python3", "-m", "wb", "bench-summary", FIXTURE_CSV])
+        assert r.returncode == 0, r.stderr
         lines = r.stdout.splitlines()
         row = next(line for line in lines if line.startswith("03_shared_tiling"))
-        self.assertEqual(row.split()[2:], ["-", "-", "-", "22.1%", "-", "23.7%"])  # 128 ... 8192, odd
-        self.assertIn("  03_shared_tiling fp32: tiled_32_4rows (all shapes)", lines)
-        self.assertIn("  03_shared_tiling transposed_b_32 (fp32) 1000x1013x4097", lines)
+        assert row.split()[2:] == ["-", "-", "-", "22.1%", "-", "23.7%"]  # 128 ... 8192, odd
+        assert "  03_shared_tiling fp32: tiled_32_4rows (all shapes)" in lines
+        assert "  03_shared_tiling transposed_b_32 (fp32) 1000x1013x4097" in lines
 
     def test_summary_gives_chapter_01_as_percent_of_openblas_like_its_csv_rows(self):
         # Chapter 01 runs on the CPU; its CSV rows (pct_cublas) are % of OpenBLAS on as many threads,
         # and the summary prints that number, said so on the row, not a % of the GPU's cuBLAS.
-        r = run(["python3", os.path.join(TOOLS, "bench_summary.py"), FIXTURE_CSV])
-        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run(["python3", "-m", "wb", "bench-summary", FIXTURE_CSV])
+        assert r.returncode == 0, r.stderr
         lines = r.stdout.splitlines()
         row01 = next(line for line in lines if line.startswith("01_cpu_matmul"))
         want = [f'{float(best_at(fixture_rows(), "01_cpu_matmul", "fp32", (s, s, s))["pct_cublas"]):.1f}%'
                 for s in (256, 1024)]
-        self.assertEqual(want, ["77.8%", "86.4%"])
+        assert want == ["77.8%", "86.4%"]
         cells = row01.split()[2:]
-        self.assertEqual([c for c in cells if c.endswith("%")], want)
-        self.assertTrue(row01.endswith("(of OpenBLAS)"), row01)
-        self.assertNotIn("2.5%", row01)  # 950 GFLOP/s against cuBLAS SGEMM's 38000 on the GPU
-        self.assertTrue(any("chapter 01" in line and "OpenBLAS" in line for line in lines[:4]), lines[:4])
+        assert [c for c in cells if c.endswith("%")] == want
+        assert row01.endswith("(of OpenBLAS)"), row01
+        assert "2.5%" not in row01  # 950 GFLOP/s against cuBLAS SGEMM's 38000 on the GPU
+        assert any("chapter 01" in line and "OpenBLAS" in line for line in lines[:4]), lines[:4]
 
     def test_summary_treats_bf16_like_fp16(self):
-        r = run(["python3", os.path.join(TOOLS, "bench_summary.py"), FIXTURE_CSV])
-        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run(["python3", "-m", "wb", "bench-summary", FIXTURE_CSV])
+        assert r.returncode == 0, r.stderr
         lines = r.stdout.splitlines()
         rows09 = [line.split()[:2] for line in lines if line.startswith("09_hopper_wgmma")]
-        self.assertEqual(rows09, [["09_hopper_wgmma", "tf32"], ["09_hopper_wgmma", "fp16"], ["09_hopper_wgmma", "bf16"]])
+        assert rows09 == [["09_hopper_wgmma", "tf32"], ["09_hopper_wgmma", "fp16"], ["09_hopper_wgmma", "bf16"]]
         bf16 = next(line for line in lines if line.startswith("09_hopper_wgmma") and line.split()[1] == "bf16")
-        self.assertEqual(bf16.split()[2:], ["-", "-", "-", "102.0%", "-", "-"])  # 128 ... 8192, odd
-        self.assertIn("  09_hopper_wgmma bf16: persistent (all shapes)", lines)
-        self.assertIn("  09_hopper_wgmma fp16: persistent (all shapes)", lines)
-        self.assertIn("  09_hopper_wgmma cluster_multicast (bf16) 4096", lines)
-        self.assertFalse([line for line in lines if "cublas_bgemm" in line])  # a baseline, never "best"
+        assert bf16.split()[2:] == ["-", "-", "-", "102.0%", "-", "-"]  # 128 ... 8192, odd
+        assert "  09_hopper_wgmma bf16: persistent (all shapes)" in lines
+        assert "  09_hopper_wgmma fp16: persistent (all shapes)" in lines
+        assert "  09_hopper_wgmma cluster_multicast (bf16) 4096" in lines
+        assert not [line for line in lines if "cublas_bgemm" in line]  # a baseline, never "best"
 
     def test_dry_run_respects_the_display_watchdog(self):
         with open(FIXTURE_ENV, encoding="utf-8") as f:
@@ -995,31 +991,31 @@ class BenchTools(unittest.TestCase):
                     .replace('"peak_fp32_gflops": 60000', '"peak_fp32_gflops": 9000'))
         big = run(["bash", "tools/bench.sh", "--dry-run"], {"BENCH_ENV": FIXTURE_ENV, "BENCH_OUT": self.tmp})
         small = run(["bash", "tools/bench.sh", "--dry-run"], {"BENCH_ENV": laptop, "BENCH_OUT": self.tmp})
-        self.assertEqual(big.returncode, 0, big.stderr)
-        self.assertEqual(small.returncode, 0, small.stderr)
-        self.assertRegex(big.stdout, r"02_naive_kernel +4096 ")
-        self.assertNotRegex(small.stdout, r"\] 02_naive_kernel +4096 ")
-        self.assertIn("02_naive_kernel 4096 skipped", small.stdout)
-        self.assertIn("kernel time limit", small.stdout)
+        assert big.returncode == 0, big.stderr
+        assert small.returncode == 0, small.stderr
+        assert re.search(r"02_naive_kernel +4096 ", big.stdout)
+        assert not re.search(r"\] 02_naive_kernel +4096 ", small.stdout)
+        assert "02_naive_kernel 4096 skipped" in small.stdout
+        assert "kernel time limit" in small.stdout
 
     def test_dry_run_leaves_out_chapter_09_on_another_gpu(self):
         with open(FIXTURE_ENV, encoding="utf-8") as f:
             text = f.read()
-        self.assertIn('"cc": "9.0"', text)
+        assert '"cc": "9.0"' in text
         ampere = os.path.join(self.tmp, "ampere.json")
         with open(ampere, "w", encoding="utf-8") as f:
             f.write(text.replace('"cc": "9.0"', '"cc": "8.6"'))
         hopper = run(["bash", "tools/bench.sh", "--dry-run"], {"BENCH_ENV": FIXTURE_ENV, "BENCH_OUT": self.tmp})
         other = run(["bash", "tools/bench.sh", "--dry-run"], {"BENCH_ENV": ampere, "BENCH_OUT": self.tmp})
-        self.assertEqual(hopper.returncode, 0, hopper.stderr)
-        self.assertEqual(other.returncode, 0, other.stderr)
-        self.assertRegex(hopper.stdout, r"\] 09_hopper_wgmma +4096 ")
-        self.assertNotIn("left out", hopper.stdout)
-        self.assertNotIn("] 09_hopper_wgmma", other.stdout)
+        assert hopper.returncode == 0, hopper.stderr
+        assert other.returncode == 0, other.stderr
+        assert re.search(r"\] 09_hopper_wgmma +4096 ", hopper.stdout)
+        assert "left out" not in hopper.stdout
+        assert "] 09_hopper_wgmma" not in other.stdout
         why = [line for line in other.stdout.splitlines() if "09_hopper_wgmma" in line]
-        self.assertEqual(why, ["bench: 09_hopper_wgmma left out: it runs only on compute capability 9.0 "
-                               "(H100, H200, GH200), this GPU is 8.6"])
-        self.assertRegex(other.stdout, r"\] 08_end_to_end +4096 ")  # every other chapter is still planned
+        assert why == ["bench: 09_hopper_wgmma left out: it runs only on compute capability 9.0 "
+                               "(H100, H200, GH200), this GPU is 8.6"]
+        assert re.search(r"\] 08_end_to_end +4096 ", other.stdout)  # every other chapter is still planned
 
     def fake_tree(self, chapters, env_text):
         """A copy of the workbook's layout with stand-ins for the programs: they append the
@@ -1027,8 +1023,10 @@ class BenchTools(unittest.TestCase):
         00_env_check writes env_text as env.json. Every call is logged in calls.txt."""
         work = os.path.join(self.tmp, "wb")
         os.makedirs(os.path.join(work, "tools"))
-        for name in ("bench.sh", "bench_summary.py", "wb_shapes.py", "gpu_needs.sh"):
+        for name in ("bench.sh", "gpu_needs.sh"):
             shutil.copy(os.path.join(TOOLS, name), os.path.join(work, "tools", name))
+        shutil.copytree(os.path.join(TOOLS, "wb"), os.path.join(work, "tools", "wb"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
         header = ",".join(fixture_rows()[0].keys())
         calls = os.path.join(self.tmp, "calls.txt")
         program = f'''#!/usr/bin/env python3
@@ -1075,30 +1073,29 @@ sys.exit(1 if any(r["status"] == "FAIL" for r in rows) else 0)
         os.chmod(os.path.join(fake, "nvidia-smi"), 0o755)
         path = fake + os.pathsep + os.environ["PATH"]
         for env_text, known in ((ampere, True), ("{}", False)):
-            with self.subTest(known=known):
-                shutil.rmtree(os.path.join(self.tmp, "wb"), ignore_errors=True)
-                work, calls = self.fake_tree({"00_env_check": None, "07_cublas_baseline": None,
-                                              "09_hopper_wgmma": not_hopper}, env_text)
-                open(calls, "w").close()
-                r = run(["bash", "tools/bench.sh"], {"PATH": path, "CALLS": calls}, cwd=work)
-                out = r.stdout
-                self.assertEqual(r.returncode, 0, out + r.stderr)  # nothing failed: 09 cannot run here
-                self.assertIn("Best variant of each chapter", out)  # the run went on to its summary
-                with open(calls) as f:
-                    ran09 = [c for c in f.read().splitlines() if c.startswith("09_hopper_wgmma")]
-                with open(os.path.join(work, "results", "bench_commands.tsv")) as f:
-                    commands = [c.split("\t")[0] for c in f.read().splitlines()]
-                if known:  # left out of the plan, never started
-                    self.assertIn("bench: 09_hopper_wgmma left out: it runs only on compute capability 9.0 "
-                                  "(H100, H200, GH200), this GPU is 8.6", out)
-                    self.assertEqual(ran09, [])
-                    self.assertEqual(commands, ["07_cublas_baseline"])
-                    self.assertIn("[9/9] 07_cublas_baseline", out)
-                else:  # unknown: tried once, then skipped shape by shape
-                    self.assertEqual(len(ran09), 1, ran09)
-                    self.assertIn("not run: it runs only on compute capability 9.0 (H100, H200, GH200)", out)
-                    self.assertEqual(out.count("skipped: needs compute capability 9.0"), 4)
-                    self.assertNotIn("no usable GPU", out)
+            shutil.rmtree(os.path.join(self.tmp, "wb"), ignore_errors=True)
+            work, calls = self.fake_tree({"00_env_check": None, "07_cublas_baseline": None,
+                                          "09_hopper_wgmma": not_hopper}, env_text)
+            open(calls, "w").close()
+            r = run(["bash", "tools/bench.sh"], {"PATH": path, "CALLS": calls}, cwd=work)
+            out = r.stdout
+            assert r.returncode == 0, out + r.stderr  # nothing failed: 09 cannot run here
+            assert "Best variant of each chapter" in out  # the run went on to its summary
+            with open(calls) as f:
+                ran09 = [c for c in f.read().splitlines() if c.startswith("09_hopper_wgmma")]
+            with open(os.path.join(work, "results", "bench_commands.tsv")) as f:
+                commands = [c.split("\t")[0] for c in f.read().splitlines()]
+            if known:  # left out of the plan, never started
+                assert "bench: 09_hopper_wgmma left out: it runs only on compute capability 9.0 " \
+                              "(H100, H200, GH200), this GPU is 8.6" in out
+                assert ran09 == []
+                assert commands == ["07_cublas_baseline"]
+                assert "[9/9] 07_cublas_baseline" in out
+            else:  # unknown: tried once, then skipped shape by shape
+                assert len(ran09) == 1, ran09
+                assert "not run: it runs only on compute capability 9.0 (H100, H200, GH200)" in out
+                assert out.count("skipped: needs compute capability 9.0") == 4
+                assert "no usable GPU" not in out
 
     def test_bench_runs_every_planned_shape_with_fake_programs(self):
         with open(FIXTURE_ENV, encoding="utf-8") as f:
@@ -1108,33 +1105,23 @@ sys.exit(1 if any(r["status"] == "FAIL" for r in rows) else 0)
         os.makedirs(os.path.join(work, "05_float4_vectorized"))  # a chapter that is not built
         r = run(["bash", "tools/bench.sh"], cwd=work)
         out = r.stdout
-        self.assertEqual(r.returncode, 1, out + r.stderr)  # 03's odd shape has a failed check
-        self.assertIn("05_float4_vectorized is not built (make 05), skipped", out)
-        self.assertIn("chapter 02 does not exist yet, skipped", out)
+        assert r.returncode == 1, out + r.stderr  # 03's odd shape has a failed check
+        assert "05_float4_vectorized is not built (make 05), skipped" in out
+        assert "chapter 02 does not exist yet, skipped" in out
         runs = 3 + 4 + 9  # 01, 03, 07 (SHAPES in bench.sh)
-        self.assertIn(f"[ 1/{runs}] 01_cpu_matmul", out)
-        self.assertIn(f"[{runs}/{runs}] 07_cublas_baseline", out)
-        self.assertIn("(0 left", out)
-        self.assertIn("FAILED (exit status 1)", out)
-        self.assertIn("best tiled_32_4rows 11200 GFLOP/s = 22.1% of the baseline", out)
+        assert f"[ 1/{runs}] 01_cpu_matmul" in out
+        assert f"[{runs}/{runs}] 07_cublas_baseline" in out
+        assert "(0 left" in out
+        assert "FAILED (exit status 1)" in out
+        assert "best tiled_32_4rows 11200 GFLOP/s = 22.1% of the baseline" in out
         with open(os.path.join(work, "results", "bench_commands.tsv")) as f:
             commands = f.read().splitlines()
-        self.assertEqual([c.split("\t")[0] for c in commands], ["01_cpu_matmul", "03_shared_tiling", "07_cublas_baseline"])
-        self.assertIn("./07_cublas_baseline/07_cublas_baseline --sizes 128,256,512,1024,2048,4096,8192,"
-                      "4096x4096x1024,1000x1013x4097 --no-costs --csv results/bench.csv", commands[2])
+        assert [c.split("\t")[0] for c in commands] == ["01_cpu_matmul", "03_shared_tiling", "07_cublas_baseline"]
+        assert "./07_cublas_baseline/07_cublas_baseline --sizes 128,256,512,1024,2048,4096,8192," \
+                      "4096x4096x1024,1000x1013x4097 --no-costs --csv results/bench.csv" in commands[2]
         with open(os.path.join(work, "results", "bench.csv"), newline="") as f:
             got = list(csv.DictReader(f))
         want = [r for r in fixture_rows() if r["chapter"] in ("01_cpu_matmul", "03_shared_tiling", "07_cublas_baseline")]
-        self.assertEqual(len(got), len(want))
-        self.assertIn("Best variant of each chapter", out)  # the summary closes the run
-        self.assertTrue(os.path.exists(os.path.join(work, "results", "env.json")))
-
-
-def main():
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import wb_unittest
-    return wb_unittest.run_module(__name__, "test_report")
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        assert len(got) == len(want)
+        assert "Best variant of each chapter" in out  # the summary closes the run
+        assert os.path.exists(os.path.join(work, "results", "env.json"))

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """test_results_links.py - results/ holds what the notes cite, and what the notes cite is there.
 
 The spec allows at most 60 tracked files under results/: the measured runs the notes and READMEs
@@ -13,22 +12,18 @@ cite, nothing else (earlier runs stay in git history, and a note points at one a
   - every `git show COMMIT:results/PATH` a note gives names a file or folder of that commit
     (where git and that commit are at hand).
 
-Run: tools/test_results_links.py. Ends with "[test_results_links] test cases: P passed, F failed,
-S skipped" (tools/wb_unittest.py). Exit status 1 on a failure.
+Run with pytest (make test runs it).
 """
 import glob
 import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
-import unittest
 
-TOOLS = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(TOOLS)
-sys.path.insert(0, TOOLS)
-import wb_unittest  # noqa: E402
+import pytest
+
+from wb import ROOT
 
 MAX_RESULTS_FILES = 60
 # What `make bench` (tools/bench.sh) writes into results/: a student's own run, never committed.
@@ -126,11 +121,11 @@ def git_show_citations(text):
     return [(c, p) for c, p in cited if not re.search(r"(^|/)[A-Z]+(/|$)", p)]
 
 
-class ResultsLinksTest(unittest.TestCase):
+class TestResultsLinks:
     longMessage = False  # the messages list what is wrong, one per line
 
     @classmethod
-    def setUpClass(cls):
+    def setup_class(cls):
         cls.texts = {}
         for p in notes():
             with open(os.path.join(ROOT, p), encoding="utf-8") as f:
@@ -138,28 +133,28 @@ class ResultsLinksTest(unittest.TestCase):
 
     def test_at_most_60_files_under_results(self):
         files = results_files()
-        self.assertGreater(len(files), 0, "no results/ at all")
-        self.assertLessEqual(len(files), MAX_RESULTS_FILES,
-                             f"{len(files)} files under results/ (the spec allows {MAX_RESULTS_FILES}): keep what "
-                             "the notes cite; earlier runs stay in git history (see results/h200/README.md)")
+        assert len(files) > 0, "no results/ at all"
+        assert len(files) <= MAX_RESULTS_FILES, \
+                             f"{len(files)} files under results/ (the spec allows {MAX_RESULTS_FILES}): keep what " \
+                             "the notes cite; earlier runs stay in git history (see results/h200/README.md)"
 
     def test_links_into_results_lead_to_files(self):
         bad = [b for p, t in self.texts.items() for b in missing_links(p, t)]
-        self.assertFalse(bad, "Markdown links into results/ that lead nowhere:\n" + "\n".join(bad))
+        assert not bad, "Markdown links into results/ that lead nowhere:\n" + "\n".join(bad)
 
     def test_results_paths_in_the_notes_exist(self):
         # results/'s own READMEs are left out: their run logs name files that are in git history,
         # and say so; their links are checked above.
         bad = [b for p, t in self.texts.items() if not p.startswith("results" + os.sep)
                for b in missing_paths(p, t)]
-        self.assertFalse(bad, "results/ paths named in the notes that are not in the tree (a run that left "
-                              "the tree is cited as `git show COMMIT:results/PATH`):\n" + "\n".join(bad))
+        assert not bad, "results/ paths named in the notes that are not in the tree (a run that left " \
+                              "the tree is cited as `git show COMMIT:results/PATH`):\n" + "\n".join(bad)
 
     def test_git_show_citations_exist_in_their_commit(self):
         if not is_git_checkout():
-            self.skipTest("no git checkout: the history the notes point at is not here")
+            pytest.skip("no git checkout: the history the notes point at is not here")
         cited = sorted({(p, c, path) for p, t in self.texts.items() for c, path in git_show_citations(t)})
-        self.assertGreater(len(cited), 0)
+        assert len(cited) > 0
         revision = re.compile(r"[0-9a-f]{7,40}([~^][0-9]*)*")  # a commit, maybe with ~N or ^
         bad = [f"{p}: git show {c}:{path} (not a commit)" for p, c, path in cited if not revision.fullmatch(c)]
         cited = [x for x in cited if revision.fullmatch(x[1])]
@@ -169,7 +164,7 @@ class ResultsLinksTest(unittest.TestCase):
         cited = [x for x in cited if x[1] in present]  # a shallow clone may lack old commits
         answers = git("cat-file", "--batch-check", stdin="".join(f"{c}:{path}\n" for _, c, path in cited)).splitlines()
         bad += [f"{p}: git show {c}:{path}" for (p, c, path), a in zip(cited, answers) if a.endswith("missing")]
-        self.assertFalse(bad, "git show citations that name nothing in their commit:\n" + "\n".join(bad))
+        assert not bad, "git show citations that name nothing in their commit:\n" + "\n".join(bad)
 
     def test_without_git_the_files_on_disk_count_but_a_students_own_runs(self):
         with tempfile.TemporaryDirectory() as kit:
@@ -178,9 +173,9 @@ class ResultsLinksTest(unittest.TestCase):
                 os.makedirs(os.path.dirname(os.path.join(kit, rel)), exist_ok=True)
                 open(os.path.join(kit, rel), "w").close()
             if is_git_checkout(kit):
-                self.skipTest("the temporary folder is itself the top of a git checkout")
-            self.assertEqual(sorted(results_files(kit)), ["results/cpu/01.csv", "results/h200/09/README.md",
-                                                          "results/h200/bench.csv"])
+                pytest.skip("the temporary folder is itself the top of a git checkout")
+            assert sorted(results_files(kit)) == ["results/cpu/01.csv", "results/h200/09/README.md",
+                                                          "results/h200/bench.csv"]
 
     def test_the_checks_catch_what_they_are_for(self):
         note = "09_hopper_wgmma/README.md"
@@ -188,11 +183,7 @@ class ResultsLinksTest(unittest.TestCase):
                 "`results/h200/gone.log`, `--csv ../results/cpu/01_cpu_matmul.csv`, `results/bench.csv`, "
                 "`git show 1234abc:results/h200/old.csv`, `results/h200/sweeps/*/evaluation.txt`, "
                 "`git show C:results/h200/PATH`.")
-        self.assertEqual(missing_links(note, text), [f"{note}: link to ../results/h200/09/no_such_run.csv"])
-        self.assertEqual(missing_paths(note, text), [f"{note}: ../results/h200/09/no_such_run.csv",
-                                                     f"{note}: results/h200/gone.log"])
-        self.assertEqual(git_show_citations(text), [("1234abc", "results/h200/old.csv")])
-
-
-if __name__ == "__main__":
-    sys.exit(wb_unittest.run_module(__name__, "test_results_links"))
+        assert missing_links(note, text) == [f"{note}: link to ../results/h200/09/no_such_run.csv"]
+        assert missing_paths(note, text) == [f"{note}: ../results/h200/09/no_such_run.csv",
+                                                     f"{note}: results/h200/gone.log"]
+        assert git_show_citations(text) == [("1234abc", "results/h200/old.csv")]

@@ -1,18 +1,10 @@
-#!/usr/bin/env python3
-"""test_sass_loop.py - tests of tools/sass_loop.py on a made-up `cuobjdump -sass` listing, no GPU.
-
-Run: tools/test_sass_loop.py. Ends with "[test_sass_loop] test cases: P passed, F failed, S skipped"
-(tools/wb_unittest.py). Exit status 1 on a failure.
+"""test_sass_loop.py - tests of `python3 -m wb sass-loop` (tools/wb/sass_loop.py) on a made-up
+`cuobjdump -sass` listing, no GPU. Run with pytest (make test runs it).
 """
-import os
 import subprocess
 import sys
-import unittest
 
-TOOLS = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, TOOLS)
-import sass_loop  # noqa: E402
-import wb_unittest  # noqa: E402
+from wb import sass_loop
 
 # Two kernels in the layout cuobjdump prints: a prologue, an inner loop of 3 instructions nested in
 # an outer loop (the longest backward branch: 0x0030 .. 0x00b0), an epilogue.
@@ -43,41 +35,37 @@ LISTING = """
 
 
 def run_tool(*args, stdin=LISTING):
-    return subprocess.run([sys.executable, os.path.join(TOOLS, "sass_loop.py"), *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "wb", "sass-loop", *args], input=stdin,
                           capture_output=True, text=True)
 
 
-class SassLoop(unittest.TestCase):
+class TestSassLoop:
     def test_finds_the_outer_loop_and_counts_its_opcodes(self):
         (name, body), (name2, body2) = list(sass_loop.kernels(LISTING.splitlines()))
-        self.assertEqual(name, "_Z6kernelI10Tf32InputsEvv")
-        self.assertEqual(len(body), 14)  # encoding-only lines are not instructions
+        assert name == "_Z6kernelI10Tf32InputsEvv"
+        assert len(body) == 14  # encoding-only lines are not instructions
         first, last = sass_loop.main_loop(body)
-        self.assertEqual((body[first][0], body[last][0]), (0x30, 0xB0))  # the longest backward branch
-        self.assertIsNone(sass_loop.main_loop(body2))  # no loop at all
+        assert (body[first][0], body[last][0]) == (0x30, 0xB0)  # the longest backward branch
+        assert sass_loop.main_loop(body2) is None  # no loop at all
 
     def test_command_line_report(self):
         r = run_tool("Tf32Inputs")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("main loop: 9 instructions, 0x0030..0x00b0", r.stdout)
-        self.assertIn("HMMA 2", r.stdout)  # predicated instructions are counted by their opcode
-        self.assertIn("IMAD 1", r.stdout)
-        self.assertIn("LDS 1", r.stdout)
-        self.assertIn("LD 1", r.stdout)
-        self.assertNotIn("STG", r.stdout)  # outside the loop
+        assert r.returncode == 0, r.stderr
+        assert "main loop: 9 instructions, 0x0030..0x00b0" in r.stdout
+        assert "HMMA 2" in r.stdout  # predicated instructions are counted by their opcode
+        assert "IMAD 1" in r.stdout
+        assert "LDS 1" in r.stdout
+        assert "LD 1" in r.stdout
+        assert "STG" not in r.stdout  # outside the loop
         listing = run_tool("Tf32Inputs", "--listing").stdout
-        self.assertIn("HMMA.1684.F32.TF32 R12, R4, R6, R12", listing)
-        self.assertNotIn("0x000000060408723c", listing)  # encodings are dropped
+        assert "HMMA.1684.F32.TF32 R12, R4, R6, R12" in listing
+        assert "0x000000060408723c" not in listing  # encodings are dropped
 
     def test_no_match_and_bad_usage(self):
         r = run_tool("NoSuchKernel")
-        self.assertEqual(r.returncode, 1)
-        self.assertIn("no kernel name contains", r.stderr)
-        self.assertEqual(run_tool().returncode, 2)
-        self.assertEqual(run_tool("a", "b").returncode, 2)
-        self.assertEqual(run_tool("a", "--bogus").returncode, 2)
-        self.assertIn("no loop found", run_tool("Fp16Inputs").stdout)
-
-
-if __name__ == "__main__":
-    sys.exit(wb_unittest.run_module(__name__, "test_sass_loop"))
+        assert r.returncode == 1
+        assert "no kernel name contains" in r.stderr
+        assert run_tool().returncode == 2
+        assert run_tool("a", "b").returncode == 2
+        assert run_tool("a", "--bogus").returncode == 2
+        assert "no loop found" in run_tool("Fp16Inputs").stdout

@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
-"""kit_leaks.py - the leak scan of the student starter kit: does any file of a kit hold the code of
-a solution region? Used by student_kit.py (make, leaks); see the comments below for the method."""
+"""wb.kit_leaks - the leak scan of the student starter kit: does any file of a kit hold the code of
+a solution region? Used by wb.kit (make, leaks); see the comments below for the method."""
 import os
 import re
 from collections import namedtuple
 
-from student_kit import ROOT, SOLUTION, is_source, scan, split_lines
+from wb.kit import ROOT, SOLUTION, is_source, scan, split_lines
 
 # ---- the leak scan ----------------------------------------------------------------------------------
 #

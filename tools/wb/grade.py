@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""grade.py - the grader's Python half (tools/grade.sh runs the GPU half). Standard library only; no
+"""wb.grade - `python3 -m wb grade`: the grader's Python half (tools/grade.sh runs the GPU half). Standard library only; no
 GPU needed.
 
 The instructor grades a student's submission with the instructor's own copy of the workbook and
@@ -9,13 +8,14 @@ checks it against the manifest, pours the student's region text into it, and lis
 difference the submission has (edited tests, tools, launchers, deleted files) by file. What is built
 and run is that tree, with the kit's harness, tests, variant tables and Makefiles.
 
-  grade.py assemble --submission DIR --manifest FILE --out DIR
-  grade.py score GRADE_DIR [--rubric FILE]
-  grade.py homework --manifest FILE              the homework chapters, one a line
-  grade.py variants HELP_FILE                    the variant names a program's --help lists
-  grade.py shapes SEED                           the random sweep shapes of SEED (2 lines)
-  grade.py bench-shape [--rubric FILE]           the benchmark shape of the rubric
-  grade.py needs-reference [--rubric FILE]       "yes" when tiers are relative to the reference run
+  python3 -m wb grade assemble --submission DIR --manifest FILE --out DIR
+  python3 -m wb grade score GRADE_DIR [--rubric FILE]
+  python3 -m wb grade homework --manifest FILE         the homework chapters, one a line
+  python3 -m wb grade variants HELP_FILE               the variant names a program's --help lists
+  python3 -m wb grade shapes SEED                      the random sweep shapes of SEED (2 lines)
+  python3 -m wb grade bench-shape [--rubric FILE]      the benchmark shape of the rubric
+  python3 -m wb grade needs-reference [--rubric FILE]  "yes" when tiers are relative to the reference run
+  python3 -m wb grade idea CHAPTER [--rubric FILE]     "sass" when the chapter's idea rule reads SASS
 
 What `score` reads in GRADE_DIR (grade.sh writes it):
   results.tsv          seed, shapes, started, bench_shape, gpu_cc; build/tests/program/sweep/bench per
@@ -42,13 +42,12 @@ import random
 import re
 import sys
 
-import student_kit as sk
-import wb_shapes
-from bench_summary import number  # a CSV number, or None
-from wb_shapes import shape_text
+from wb import ROOT
+from wb import kit as sk
+from wb import shapes as wb_shapes
+from wb.bench_summary import number  # a CSV number, or None
+from wb.shapes import shape_text
 
-TOOLS = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(TOOLS)
 DEFAULT_RUBRIC = os.path.join(ROOT, "report_template", "rubric.json")
 BASELINES = {"cublas_sgemm", "cublas_tf32", "cublas_hgemm", "cublas_bgemm"}
 CSV_COLUMNS = ["kind", "chapter", "variant", "dtype", "build", "tests", "correctness", "worst_rel_err",
@@ -349,7 +348,7 @@ def read_trace(path):
 
 def read_sass(path):
     """{mangled kernel name: Counter of opcodes (full, e.g. LDS.U.128)} from cuobjdump -sass."""
-    import sass_loop
+    from wb import sass_loop
     if not os.path.exists(path):
         return None
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -808,16 +807,10 @@ def write_md(g, info, prov, rubric, rubric_path, summary, variant_lines, changes
 
 # ==== command line ==================================================================================
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, with its errors on one line (bad usage: one clear line and exit status 2)."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (--help lists the commands and options)\n")
-
-
-def main(argv):
-    parser = OneLineParser(prog="grade.py", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+def register(top):
+    parser = top.add_parser("grade", help="the grader's Python half (tools/grade.sh runs the GPU half)",
+                            description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("assemble", help="the tree to grade: a fresh kit with the student's region text")
     p.add_argument("--submission", required=True)
@@ -839,7 +832,10 @@ def main(argv):
     p = sub.add_parser("idea", help="the idea rule of a chapter, as grade.sh needs it (sass or not)")
     p.add_argument("chapter")
     p.add_argument("--rubric", default=DEFAULT_RUBRIC)
-    a = parser.parse_args(argv)
+    parser.set_defaults(run=main)
+
+
+def main(a):
     try:
         if a.cmd == "assemble":
             try:
@@ -876,9 +872,5 @@ def main(argv):
             print("sass" if rubric.get("ideas", {}).get(a.chapter, {}).get("sass") else "")
         return 0
     except UsageError as e:
-        print(f"grade.py: {e}", file=sys.stderr)
+        print(f"grade: {e}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

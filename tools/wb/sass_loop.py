@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
-"""sass_loop.py - the hottest loop of a kernel's SASS, and what instructions it is made of.
+"""wb.sass_loop - `python3 -m wb sass-loop`: the hottest loop of a kernel's SASS, and what instructions it is made of.
 
     cuobjdump -sass -arch sm_90 ./06_tensor_core_wmma/06_tensor_core_wmma | \\
-        python3 tools/sass_loop.py 'Tf32InputsLi128ELi128ELi32' [--listing]
+        PYTHONPATH=tools python3 -m wb sass-loop 'Tf32InputsLi128ELi128ELi32' [--listing]
 
 Reads `cuobjdump -sass` output on stdin. For every kernel whose (mangled) name contains PATTERN it
 finds the longest backward branch (the main loop of a GEMM kernel: its body is the k-loop) and
@@ -10,6 +9,7 @@ prints the opcode counts of that loop body, e.g. how many HMMA (tensor-core) ins
 for each shared-memory load (LDS, LDSM) or generic load (LD). --listing prints the loop itself.
 Exit status: 0 done, 1 no kernel matched, 2 bad usage. Python stdlib only.
 """
+import argparse
 import collections
 import re
 import sys
@@ -47,12 +47,17 @@ def main_loop(body):
     return best
 
 
-def main(argv):
-    args = [a for a in argv if not a.startswith("--")]
-    if len(args) != 1 or any(a not in ("--listing",) for a in argv if a.startswith("--")):
-        print("usage: cuobjdump -sass PROGRAM | python3 tools/sass_loop.py PATTERN [--listing]", file=sys.stderr)
-        return 2
-    pattern, listing, found = args[0], "--listing" in argv, 0
+def register(sub):
+    p = sub.add_parser("sass-loop", help="the main loop of a kernel's SASS (cuobjdump -sass on stdin), counted",
+                       description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("pattern", metavar="PATTERN", help="part of the (mangled) kernel name")
+    p.add_argument("--listing", action="store_true", help="print the loop itself too")
+    p.set_defaults(run=lambda a: main(a.pattern, a.listing))
+
+
+def main(pattern, listing=False):
+    found = 0
     for name, body in kernels(sys.stdin):
         if pattern not in name:
             continue
@@ -74,6 +79,3 @@ def main(argv):
         return 1
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,13 +1,12 @@
-#!/usr/bin/env python3
-"""best_sweep.py - does each chapter's `best` really pick well? A sweep of random shapes.
+"""wb.best_sweep - `python3 -m wb best-sweep`: does each chapter's `best` really pick well? A sweep of random shapes.
 
-  python3 tools/best_sweep.py shapes --count 30 --seed 7 [--lo 256 --hi 8192]
+  python3 -m wb best-sweep shapes --count 30 --seed 7 [--lo 256 --hi 8192]
       prints a comma-separated list of random MxNxK shapes (for --sizes)
-  python3 tools/best_sweep.py run --count 30 --seed 7 --out DIR [--rounds 3] [--reps 10]
+  python3 -m wb best-sweep run --count 30 --seed 7 --out DIR [--rounds 3] [--reps 10]
                                 [--sizes MxNxK,...]
       runs the ladders of chapters 05 and 06 on those shapes (or on --sizes), --rounds times in
       turn (05, 06, 05, 06, ...; CSVs DIR/CHAPTER.rR.csv), and then evaluates them as below
-  python3 tools/best_sweep.py evaluate FILE.csv [FILE.csv ...]
+  python3 -m wb best-sweep evaluate FILE.csv [FILE.csv ...]
       for every chapter and precision in the CSV rows: the `best` row's % of cuBLAS (median, min)
       and, per shape, how much slower `best` is than the fastest ladder row of the same chapter and
       precision. Exit status 1 when a goal fails (--slack, --median, --floor), else 0. A variant
@@ -30,7 +29,7 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from wb import ROOT
 CHAPTERS = ["05_float4_vectorized", "06_tensor_core_wmma"]
 
 
@@ -113,8 +112,10 @@ def read_rows(paths):
     return rows
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def register(top):
+    ap = top.add_parser("best-sweep", help="does each chapter's best pick well? a sweep of random shapes",
+                        description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("shapes", "run"):
         p = sub.add_parser(name)
@@ -133,7 +134,10 @@ def main(argv=None):
         p.add_argument("--slack", type=float, default=1.03)
         p.add_argument("--median", type=float, default=90.0)
         p.add_argument("--floor", type=float, default=75.0)
-    a = ap.parse_args(argv)
+    ap.set_defaults(run=main)
+
+
+def main(a):
     if a.cmd != "evaluate" and not (1 <= a.lo <= a.hi and a.count >= 1):
         print("best_sweep: need 1 <= --lo <= --hi and --count >= 1", file=sys.stderr)
         return 2
@@ -173,6 +177,3 @@ def main(argv=None):
         print("GOAL MISSED: " + f)
     return 1 if failures else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,12 +1,10 @@
-#!/usr/bin/env python3
-"""profile_table.py NCU_LOG - turns the text output of `make profile-NN` (ncu --metrics ...) into
+"""wb.profile_table - `python3 -m wb profile-table NCU_LOG [--fill] [--date DATE]`: turns the text output of `make profile-NN` (ncu --metrics ...) into
 one markdown table per chapter: a row per kernel (repeated launches of the same kernel keep the
 first), a column per metric. With --fill it writes each table into the chapter's README.md and
 README.zh-CN.md between <!-- H200-PROFILE --> and <!-- /H200-PROFILE --> (added after the results
 table the first time). The log may hold several chapters, each introduced by a line "== profile-NN"."""
 import os
 import re
-import sys
 
 OPEN, CLOSE = "<!-- H200-PROFILE -->", "<!-- /H200-PROFILE -->"
 CAPTION = {
@@ -77,13 +75,20 @@ def fill(path, block):
     return True
 
 
-def main(argv):
-    log = argv[1]
-    date = argv[argv.index("--date") + 1] if "--date" in argv else ""
+def register(sub):
+    p = sub.add_parser("profile-table", help="make profile-NN's Nsight Compute log as markdown tables",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("log", metavar="NCU_LOG")
+    p.add_argument("--fill", action="store_true", help="write each table into its chapter's notes")
+    p.add_argument("--date", default="", help="the date the caption names")
+    p.set_defaults(run=lambda a: main(a.log, a.fill, a.date))
+
+
+def main(log, fill_notes=False, date=""):
     chapters = parse(open(log, encoding="utf-8", errors="replace").read())
     folders = {d[:2]: d for d in os.listdir(".") if re.match(r"\d\d_", d) and os.path.isdir(d)}
     for nn, (rows, metrics) in sorted(chapters.items()):
-        if "--fill" not in argv:
+        if not fill_notes:
             print(f"== {nn}\n{table(rows, metrics)}\n")
             continue
         for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
@@ -91,7 +96,4 @@ def main(argv):
             block = CAPTION[lang].format(date=date, nn=nn) + "\n\n" + table(rows, metrics)
             if os.path.exists(path) and fill(path, block):
                 print(f"profile_table: {path}: {len(rows)} kernels")
-
-
-if __name__ == "__main__":
-    main(sys.argv)
+    return 0

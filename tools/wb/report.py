@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""report.py - `make report`: the homework report, filled in from measured results.
+"""wb.report - `make report` (`python3 -m wb report`): the homework report, filled in from measured results.
 
 Reads the bench results (results/bench.csv, the spec's CSV schema) and the device facts that
 00_env_check wrote (results/env.json), and writes report/: the report in English and Chinese with
@@ -45,6 +44,7 @@ is missing or empty (or holds no row of the homework's chapters), REPORT_SHAPE i
 in the results, REPORT_RUBRIC cannot be read or names a chapter that is not here, or REPORT_OUT
 cannot be written (also when a write fails later: one line, never a traceback).
 """
+import argparse
 import datetime
 import hashlib
 import json
@@ -57,11 +57,10 @@ import sys
 import tempfile
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_summary as bs  # noqa: E402  (the same reading of the CSV as `make bench`)
-from wb_shapes import parse_shape, shape_text  # noqa: E402  (the programs' grammar of sizes)
+from wb import ROOT
+from wb import bench_summary as bs  # the same reading of the CSV as `make bench`
+from wb.shapes import parse_shape, shape_text  # the programs' grammar of sizes
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the plots"
 TEMPLATES = (("report.md", "en"), ("report.zh-CN.md", "zh"))
 DEFAULT_SHAPE = "4096"
@@ -148,7 +147,7 @@ TEXT = {
         "ridge": "ridge point (measured FMA / measured bandwidth)", "ridge_theory": "ridge point (theory)",
         "yes": "yes", "no": "no", "of_theory": " ({pct:.1f}% of theory)", "commit": "commit", "from_csv": ", from the CSV's % of peak",
         "student": "Student", "student_unset": "not set (run `STUDENT_ID=... make report`)",
-        "generated": "Report generated", "by": "by tools/report.py at commit",
+        "generated": "Report generated", "by": "by tools/wb/report.py at commit",
         "measurements": "Measurements", "rows": "rows", "sha": "SHA-256", "between": "measured between",
         "commits": "programs built from commit(s)", "device_facts": "Device facts", "none": "none",
         "commands": "Commands (from {path})", "devices": "Devices in the results",
@@ -278,7 +277,7 @@ TEXT = {
         "ridge": "脊点（实测 FMA / 实测带宽）", "ridge_theory": "脊点（理论）",
         "yes": "是", "no": "否", "of_theory": "（占理论值的 {pct:.1f}%）", "commit": "提交", "from_csv": "，由 CSV 中的占峰值 % 推出",
         "student": "学生", "student_unset": "未设置（请运行 `STUDENT_ID=... make report`）",
-        "generated": "报告生成时间", "by": "由 tools/report.py 生成，提交",
+        "generated": "报告生成时间", "by": "由 tools/wb/report.py 生成，提交",
         "measurements": "测量数据", "rows": "行", "sha": "SHA-256", "between": "测量时间",
         "commits": "程序构建自提交", "device_facts": "设备信息", "none": "无",
         "commands": "命令（来自 {path}）", "devices": "结果中的设备",
@@ -1266,6 +1265,13 @@ def write_report(path, text):
     os.replace(tmp, path)
 
 
+def register(sub):
+    p = sub.add_parser("report", help="make report: the homework report, filled from measured results",
+                       description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(run=lambda a: main())
+
+
 def main():
     def path_setting(name, default):
         return os.environ.get(name) or default
@@ -1397,6 +1403,3 @@ def write_everything(res, out_dir, template_dir, student):
         print(f"report: plots in {plot_dir}/: {', '.join(plot_files)}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""student_kit.py - the student starter kit: the workbook with the solutions taken out.
+"""wb.kit - `python3 -m wb kit`: the student starter kit: the workbook with the solutions taken out.
 
 Two kinds of region, each a run of lines between two marker comments on lines of their own
 (indentation free), in a C, C++ or CUDA source anywhere in the workbook (lab/ folders included):
@@ -26,19 +25,19 @@ definitions or test cases): the kit's programs run and report FAIL (the harness 
 before each run) and its tests fail until the TODOs are filled.
 
 Usage (--help lists the options):
-    student_kit.py make KIT_DIR [--homework "00 02 03 06"] [--manifest FILE]
+    python3 -m wb kit make KIT_DIR [--homework "00 02 03 06"] [--manifest FILE]
         write the kit into KIT_DIR (new or empty folder), then scan it for leaks (exit 1 if any).
         Only the homework chapters' solutions are taken out (default: every chapter); the others
         stay whole and are not graded, and the kit's rubric (report_template/rubric.json) names the
         homework. The grader's manifest (every kit file's SHA-256, the homework, and per region
         file its regions' hints and its text outside them) goes to FILE, by default
         KIT_DIR.manifest.json beside the kit: the instructor keeps it, the students never see it.
-    student_kit.py restore KIT_DIR --from REPO
+    python3 -m wb kit restore KIT_DIR --from REPO
         put the regions of REPO back into the kit, matched by order and hint (whatever a student
         wrote between the TODO lines is replaced), and the instructors' guide in place of its stub
-    student_kit.py leaks KIT_DIR [--from REPO] [--homework ...]
-        scan a kit for solution code (tools/kit_leaks.py)
-    student_kit.py check [REPO]
+    python3 -m wb kit leaks KIT_DIR [--from REPO] [--homework ...]
+        scan a kit for solution code (wb/kit_leaks.py)
+    python3 -m wb kit check [REPO]
         validate the markers (balanced, not nested, hints non-empty, braces balanced) and list the
         regions
 
@@ -60,7 +59,7 @@ import subprocess
 import sys
 from collections import namedtuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from wb import ROOT
 SOURCE_EXTS = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".cxx", ".c")
 SOLUTION, INSTRUCTOR = "SOLUTION", "INSTRUCTOR ONLY"
 BEGIN_RE = re.compile(r"^([ \t]*)// BEGIN (SOLUTION|INSTRUCTOR ONLY):(.*)$")
@@ -478,7 +477,7 @@ def cmd_make(kit, repo=ROOT, homework=None, manifest=None):
     if commit.endswith("-dirty"):
         print(f"student_kit: warning: the kit holds uncommitted edits of the workbook ({commit}): the grader must "
               "then run from this same working tree; commit first to grade from any checkout", file=sys.stderr)
-    from kit_leaks import describe_leak, find_leaks
+    from wb.kit_leaks import describe_leak, find_leaks
     leaks = find_leaks(kit, repo, chapters=homework)
     if leaks:
         raise KitError("student_kit: the kit holds solution code; do not hand it out:\n  " +
@@ -527,7 +526,7 @@ def cmd_leaks(kit, repo, homework=None):
         raise UsageError(f"student_kit: {repo} (--from) is not a folder")
     if not scan(repo):
         raise KitError(f"student_kit: {repo} has no solution regions to compare with")
-    from kit_leaks import describe_leak, find_leaks
+    from wb.kit_leaks import describe_leak, find_leaks
     leaks = find_leaks(kit, repo, chapters=resolve_homework(homework, repo))
     for x in leaks:
         print(describe_leak(x))
@@ -551,16 +550,10 @@ def cmd_check(repo):
     return 0
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, with its errors on one line (bad usage: one clear line and exit status 2)."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (--help lists the commands and options)\n")
-
-
-def main(argv):
-    parser = OneLineParser(prog="student_kit.py", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def register(top):
+    parser = top.add_parser("kit", help="the student starter kit: make, restore, leaks, check",
+                            description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("make", help="write the kit into KIT_DIR (new or empty), then scan it for leaks")
     p.add_argument("kit")
@@ -577,7 +570,21 @@ def main(argv):
     p.add_argument("--homework", help="only the regions of these chapters count (as for make)")
     p = sub.add_parser("check", help="validate the markers and list the regions")
     p.add_argument("repo", nargs="?", default=ROOT)
-    a = parser.parse_args(argv)
+    parser.set_defaults(run=main)
+
+
+def main(a):
+    try:
+        return command(a)
+    except UsageError as e:
+        print(e, file=sys.stderr)
+        return 2
+    except KitError as e:
+        print(e if str(e).startswith("student_kit") else f"student_kit: {e}", file=sys.stderr)
+        return 1
+
+
+def command(a):
     if a.cmd == "make":
         return cmd_make(a.kit, ROOT, a.homework, a.manifest)
     if a.cmd == "restore":
@@ -585,14 +592,3 @@ def main(argv):
     if a.cmd == "leaks":
         return cmd_leaks(a.kit, a.repo, a.homework)
     return cmd_check(a.repo)
-
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except UsageError as e:
-        print(e, file=sys.stderr)
-        sys.exit(2)
-    except KitError as e:
-        print(e if str(e).startswith("student_kit") else f"student_kit: {e}", file=sys.stderr)
-        sys.exit(1)

@@ -1,4 +1,4 @@
-"""wb_shapes.py - a GEMM problem's size as the workbook writes it, for the Python tools.
+"""wb.shapes - a GEMM problem's size as the workbook writes it, for the Python tools.
 
 The grammar is the programs' own (common/shape.h, "--size"): "S" for the cube S x S x S, or
 "MxNxK"; every number in plain decimal digits (no sign, no spaces), from 1 to MAX_DIM, and no

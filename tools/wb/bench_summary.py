@@ -1,26 +1,23 @@
-#!/usr/bin/env python3
-"""bench_summary.py [CSV] - the closing table of `make bench`: the best variant of each chapter at
+"""wb.bench_summary - `python3 -m wb bench-summary [CSV]`: the closing table of `make bench`: the best variant of each chapter at
 each shape, as % of cuBLAS from the same run.
 
-Also the reading side of results/bench.csv for tools/report.py: loading the rows, telling the
+Also the reading side of results/bench.csv for the report (wb.report): loading the rows, telling the
 baselines from the variants, picking the best variant, and ordering shapes. Standard library only.
 
 % of cuBLAS compares like with like: an FP32 variant with cuBLAS SGEMM, a TF32 variant with cuBLAS
 in TF32, an FP16 variant with cuBLAS on FP16 inputs, a BF16 variant with cuBLAS on BF16 inputs, each
 timed in the same program run on the same shape (the CSV's pct_cublas column). Chapter 01 runs on
 the CPU and its own baseline is OpenBLAS: its row of the summary is what its CSV rows say, % of
-OpenBLAS on as many threads from the same run, and the row says so. The report (tools/report.py)
+OpenBLAS on as many threads from the same run, and the row says so. The report (wb.report)
 also sets chapter 01 beside the GPU: pct_of_cublas divides its GFLOP/s by cuBLAS SGEMM on the same
 shape from a GPU chapter of the same bench run (chapter 07's when it has one).
 """
 import csv
-import os
 import statistics
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wb_shapes import flops, shape_label, shape_order  # noqa: E402,F401  (the report uses them from here too)
+from wb.shapes import flops, shape_label, shape_order  # noqa: F401  (the report uses them from here too)
 
 # The rows the GPU harness times as the baseline of every chapter (common/gemm_harness.cu).
 GPU_BASELINES = {"cublas_sgemm": "fp32", "cublas_tf32": "tf32", "cublas_hgemm": "fp16", "cublas_bgemm": "bf16"}
@@ -163,8 +160,14 @@ def summary_text(rows):
     return "\n".join(out) + "\n"
 
 
-def main(argv):
-    path = argv[1] if len(argv) > 1 else "results/bench.csv"
+def register(sub):
+    p = sub.add_parser("bench-summary", help="the closing table of make bench, from a results CSV",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("csv", nargs="?", default="results/bench.csv", help="default: results/bench.csv")
+    p.set_defaults(run=lambda a: main(a.csv))
+
+
+def main(path):
     try:
         rows = load_rows(path)
     except OSError as e:
@@ -173,6 +176,3 @@ def main(argv):
     sys.stdout.write(summary_text(rows))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

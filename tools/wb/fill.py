@@ -1,12 +1,10 @@
-#!/usr/bin/env python3
-"""fill_results.py CSV [COMMANDS.tsv] - writes the measured table of each chapter found in CSV
+"""wb.fill - `python3 -m wb fill CSV [COMMANDS.tsv]`: writes the measured table of each chapter found in CSV
 into the chapter's README.md and README.zh-CN.md, between the markers
 <!-- H200-RESULTS --> and <!-- /H200-RESULTS --> (the closing marker is added the first time).
 Every number comes from the CSV; the caption names the GPU, versions, commit, date and command."""
 import csv
 import os
 import re
-import sys
 
 OPEN, CLOSE = "<!-- H200-RESULTS -->", "<!-- /H200-RESULTS -->"
 TEXT = {
@@ -59,6 +57,15 @@ def fill(path, block):
     return True
 
 
+def register(sub):
+    p = sub.add_parser("fill", help="the measured table of each chapter in a results CSV, into its notes",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("csv", metavar="CSV", help="the bench results (e.g. results/h200/bench.csv)")
+    p.add_argument("commands", metavar="COMMANDS.tsv", nargs="?",
+                   help="chapter<TAB>the command that measured it (make bench writes results/bench_commands.tsv)")
+    p.set_defaults(run=lambda a: main(a.csv, a.commands))
+
+
 def main(csv_path, cmds_path=None):
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -75,7 +82,4 @@ def main(csv_path, cmds_path=None):
         for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
             if fill(os.path.join(chapter, name), table(rs, lang, cmd, csv_path)):
                 print(f"fill_results: {chapter}/{name}: {len(rs)} rows")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
+    return 0

@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
-"""e2e_plots.py - the pictures and tables of chapter 08 (the GEMM in a whole program), drawn from
-the CSV files its program writes with --out DIR.
+"""wb.e2e - `python3 -m wb e2e`: the pictures and tables of chapter 08 (the GEMM in a whole
+program), drawn from the CSV files its program writes with --out DIR.
 
-    python3 tools/e2e_plots.py plots DIR      tables.md and, with matplotlib, crossover.png,
+    python3 -m wb e2e plots DIR             tables.md and, with matplotlib, crossover.png,
                                               breakdown.png and timeline.png, all in DIR
-    python3 tools/e2e_plots.py fill DIR [NOTES ...]
+    python3 -m wb e2e fill DIR [NOTES ...]
                                               puts the tables of DIR into the notes between their
                                               markers <!-- wb:08:NAME --> and <!-- /wb:08:NAME -->
                                               (default: 08_end_to_end/README.md and README.zh-CN.md)
@@ -14,10 +13,13 @@ transfers.csv, crossover.csv, streams.csv, timeline_serial.csv, timeline_pipelin
 graphs.csv, managed.csv. A part that did not run has no file, and its table says so.
 Standard library only; matplotlib is optional (without it the tables are still written and one
 line says how to get the pictures)."""
+import argparse
 import csv
 import os
 import re
 import sys
+
+from wb import ROOT
 
 SECTIONS = ["provenance", "transfers", "crossover", "breakdown", "streams", "graphs", "managed"]
 INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the pictures"
@@ -123,7 +125,7 @@ def paths_in_order(rows):
 # ---- the tables ----------------------------------------------------------------------------------
 def provenance_lines(run):
     if not run:
-        return ["Not measured yet: run `make measure-08 OUT=DIR`, then `python3 tools/e2e_plots.py fill DIR`."]
+        return ["Not measured yet: run `make measure-08 OUT=DIR`, then `PYTHONPATH=tools python3 -m wb e2e fill DIR`."]
     return [f"Measured on {run.get('gpu', '?')} (sm_{run.get('cc', '?').replace('.', '')}), driver CUDA "
             f"{run.get('driver', '?')}, runtime {run.get('runtime', '?')}, {run.get('timestamp', '?')}, git "
             f"`{run.get('git', '?')}`, {run.get('cpu_threads', '?')} CPU threads, OpenBLAS "
@@ -239,8 +241,8 @@ def managed_lines(rows):
 # The Chinese notes get the same tables in Chinese: every fixed phrase of the English text, replaced
 # longest first (numbers, paths and names stay as they are).
 ZH = [
-    ("Not measured yet: run `make measure-08 OUT=DIR`, then `python3 tools/e2e_plots.py fill DIR`.",
-     "尚未测量：运行 `make measure-08 OUT=DIR`，然后 `python3 tools/e2e_plots.py fill DIR`。"),
+    ("Not measured yet: run `make measure-08 OUT=DIR`, then `PYTHONPATH=tools python3 -m wb e2e fill DIR`.",
+     "尚未测量：运行 `make measure-08 OUT=DIR`，然后 `PYTHONPATH=tools python3 -m wb e2e fill DIR`。"),
     ("Measured on ", "测量环境："), (", driver CUDA ", "，驱动 CUDA "), (", runtime ", "，运行时 "),
     (" CPU threads, OpenBLAS ", " 个 CPU 线程，OpenBLAS "), ("not built in", "未链接"), ("built in", "已链接"),
     (", with", "，命令："), ("Host link: ", "主机链路："), (" (read with ", "（读取方式："),
@@ -428,22 +430,28 @@ def plots(folder):
         print(f"e2e_plots: {folder}/tables.md and {', '.join(drawn) or 'no pictures (no data)'} written")
 
 
-def main(argv):
-    if len(argv) < 2 or argv[0] not in ("plots", "fill"):
-        print(__doc__, file=sys.stderr)
-        return 2
+def register(top):
+    parser = top.add_parser("e2e", help="the pictures and tables of chapter 08, from its --out folder",
+                            description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("plots", help="DIR/tables.md and, with matplotlib, the pictures")
+    p.add_argument("folder", metavar="DIR")
+    p = sub.add_parser("fill", help="the tables of DIR into the chapter's notes")
+    p.add_argument("folder", metavar="DIR")
+    p.add_argument("notes", nargs="*", metavar="NOTES",
+                   help="default: 08_end_to_end/README.md and README.zh-CN.md")
+    parser.set_defaults(run=main)
+
+
+def main(a):
     try:
-        if argv[0] == "plots":
-            plots(argv[1])
+        if a.cmd == "plots":
+            plots(a.folder)
         else:
-            root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-            notes = argv[2:] or [os.path.join(root, "08_end_to_end", n) for n in ("README.md", "README.zh-CN.md")]
-            fill(argv[1], notes)
+            notes = a.notes or [os.path.join(ROOT, "08_end_to_end", n) for n in ("README.md", "README.zh-CN.md")]
+            fill(a.folder, notes)
     except (UsageError, OSError) as e:
         print(f"e2e_plots: error: {e}", file=sys.stderr)
         return 2
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
