@@ -2,7 +2,7 @@
 # setup.sh - installs what the workbook needs besides the NVIDIA driver and the CUDA toolkit, on
 # Debian 12, Ubuntu 22.04 or 24.04 (and their relatives), as root or as a user with sudo.
 #
-#   bash tools/setup.sh               g++, make, Catch2, OpenBLAS, python3 and matplotlib (apt-get)
+#   bash tools/setup.sh               g++, make, Catch2, OpenBLAS, python3, pytest and matplotlib (apt-get)
 #   bash tools/setup.sh --cutlass     and CUTLASS's C++ headers for chapter 07 (optional; pip)
 #   bash tools/setup.sh --dry-run     print the commands, run none
 #
@@ -10,9 +10,11 @@
 #  1. apt-get update, then apt-get install -y of the packages that are not installed yet (nothing
 #     at all when every one is there, so a machine without network that has them passes);
 #     `sudo` in front only when you are not root.
-#  2. matplotlib for the python3 that `make report` runs (the first on the PATH): apt's package
-#     serves /usr/bin/python3 only, so another python3 (pyenv, conda, a venv) gets
-#     `python3 -m pip install matplotlib`. Optional: a failure here is reported, not fatal.
+#  2. pytest (make test runs the Python tests with it) and matplotlib for the python3 that `make
+#     test` and `make report` run (the first on the PATH): apt's packages serve /usr/bin/python3
+#     only, so another python3 (pyenv, conda, a venv) gets `python3 -m pip install pytest` and
+#     `... matplotlib`. matplotlib is optional; pytest is not: a python3 left without it is
+#     reported, and make test then fails with a line that says so.
 #  3. with --cutlass: `python3 -m pip install --user --no-deps nvidia-cutlass==...` (in a venv:
 #     without --user). Only the C++ headers inside that package are used, hence --no-deps. On a
 #     python3 that apt manages (PEP 668: Debian 12, Ubuntu 24.04) pip refuses to install at all
@@ -69,7 +71,7 @@ say "$os_name, as $as${sudo[*]:+ (with sudo)}"
 # pip comes along only when CUTLASS is asked for and this python3 has none. python3-matplotlib is
 # optional (plots only): when apt cannot install it (an offline machine), the rest still counts as
 # done, and step 2 says whether the python3 on the PATH has matplotlib anyway.
-packages=(g++ make catch2 libopenblas-dev python3 python3-matplotlib)
+packages=(g++ make catch2 libopenblas-dev python3 python3-pytest python3-matplotlib)
 optional=(python3-matplotlib)
 if [ "$cutlass" -eq 1 ] && ! python3 -m pip --version >/dev/null 2>&1; then packages+=(python3-pip); fi
 needed=() needed_required=()
@@ -96,18 +98,23 @@ else
   fi
 fi
 
-# ---- 2. matplotlib for make report's python3 -------------------------------------------------------
+# ---- 2. pytest and matplotlib for make test's and make report's python3 ----------------------------
 python=$(command -v python3 || echo python3)
-if "$python" -c 'import matplotlib' >/dev/null 2>&1; then
-  say "matplotlib: $python has it"
-elif [ "$(readlink -f "$python")" = "$(readlink -f /usr/bin/python3 2>/dev/null)" ]; then
-  # The system python3: apt's python3-matplotlib (step 1) is the one to use, never pip.
-  if [ "$dry_run" -eq 1 ]; then say "matplotlib: for $python from apt's python3-matplotlib"
-  else say "matplotlib: still not importable by $python: make report will write the tables without plots"; fi
-else
-  run "$python" -m pip install matplotlib ||
-    say "matplotlib: pip failed for $python: make report will write the tables without plots"
-fi
+# python_module MODULE WITHOUT: MODULE importable by $python, from apt for the system python3 (step
+# 1), else from pip; WITHOUT says what is missing when it is not.
+python_module() {
+  if "$python" -c "import $1" >/dev/null 2>&1; then
+    say "$1: $python has it"
+  elif [ "$(readlink -f "$python")" = "$(readlink -f /usr/bin/python3 2>/dev/null)" ]; then
+    # The system python3: apt's python3-$1 (step 1) is the one to use, never pip.
+    if [ "$dry_run" -eq 1 ]; then say "$1: for $python from apt's python3-$1"
+    else say "$1: still not importable by $python: $2"; fi
+  else
+    run "$python" -m pip install "$1" || say "$1: pip failed for $python: $2"
+  fi
+}
+python_module pytest "make test cannot run the Python tests (it says so and fails)"
+python_module matplotlib "make report will write the tables without plots"
 
 # ---- 3. CUTLASS (optional) -------------------------------------------------------------------------
 if [ "$cutlass" -eq 1 ]; then
