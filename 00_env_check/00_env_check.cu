@@ -21,13 +21,10 @@
 #include "report.h"  // wb::utc_timestamp
 
 // The tools where common/config.mk found them, and its line for a missing one: the chapter's
-// Makefile builds them in, so make is the one place that looks and this program only reports.
-#ifndef WB_NVCC_PATH
-#define WB_NVCC_PATH ""
-#define WB_NCU_PATH ""
-#define WB_SANITIZER_PATH ""
-#define WB_NCU_MISSING "ncu not found"
-#define WB_SANITIZER_MISSING "compute-sanitizer not found"
+// Makefile builds them in (WB_NVCC_PATH, WB_NCU_PATH, WB_NCU_MISSING, ...), so make is the one place
+// that looks and this program only reports.
+#ifndef WB_SANITIZER_MISSING
+#error "build with make (00_env_check/Makefile passes the tools that common/config.mk found)"
 #endif
 
 namespace ch00 {
@@ -107,7 +104,6 @@ Report host_facts(const Settings& s) {
                tool_now("ncu", WB_NCU_PATH, path, WB_NCU_MISSING),
                tool_now("compute-sanitizer", WB_SANITIZER_PATH, path, WB_SANITIZER_MISSING)};
     r.profiling_admin_only = profiling_admin_only(read_text_file("/proc/driver/nvidia/params"));
-    r.running_as_root = ::geteuid() == 0;
     r.wsl = is_wsl(read_text_file("/proc/version"));
     return r;
 }
@@ -139,7 +135,7 @@ Gpu query_gpu(int dev) {
     size_t free_bytes = 0, total_bytes = 0;
     check(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, dev));
     if (check(cudaSetDevice(dev))) check(cudaMemGetInfo(&free_bytes, &total_bytes));
-    g.kernel_timeout = get(cudaDevAttrKernelExecTimeout) != 0;
+    const bool timeout = get(cudaDevAttrKernelExecTimeout) != 0;
     const wb::DeviceFacts& f = g.facts;
     g.limits = {
         {"pci_bus_id", text_or_null(bus_id), "PCI bus", bus_id},
@@ -163,8 +159,8 @@ Gpu query_gpu(int dev) {
         {"max_blocks_per_sm", integer(get(cudaDevAttrMaxBlocksPerMultiprocessor)), "blocks / SM"},
         {"max_block_dim", dims(cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY, cudaDevAttrMaxBlockDimZ), "block dims"},
         {"max_grid_dim", dims(cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY, cudaDevAttrMaxGridDimZ), "grid dims"},
-        {"kernel_timeout", boolean(g.kernel_timeout), "kernel time limit",
-         g.kernel_timeout ? "YES: a display watchdog ends long kernels (README: the watchdog)" : "none"},
+        {"kernel_timeout", boolean(timeout), "kernel time limit",
+         timeout ? "YES: a display watchdog ends long kernels: keep launches short (see the README)" : "none"},
         {"integrated", boolean(get(cudaDevAttrIntegrated) != 0), "integrated (shares CPU memory)"},
         {"ecc", boolean(get(cudaDevAttrEccEnabled) != 0), "ECC"},
     };

@@ -117,7 +117,6 @@ inline const wb::Shape kSmokeShape{257, 255, 259};
 struct Gpu {
     wb::DeviceFacts facts;        // as wb::query_device returns it (common/device.cuh)
     std::vector<Line> limits;     // the other limits the chapters design their kernels around
-    bool kernel_timeout = false;  // a display watchdog ends long kernels
     std::string query_error;      // why the driver could not describe this GPU
     std::string kernel_image;     // "ok", "missing" (no code for it in this binary) or the launch's error
     // GPU 0 only, the one the chapters run on:
@@ -148,7 +147,7 @@ struct Report {
     std::vector<Gpu> gpus;
     std::vector<Tool> tools;
     int profiling_admin_only = -1;  // RmProfilingAdminOnly: 1, 0, or -1 unknown
-    bool running_as_root = false, wsl = false;
+    bool wsl = false;
 };
 
 // ---- the rules ----------------------------------------------------------------------------------
@@ -189,12 +188,10 @@ inline CodeMatch code_for(const std::vector<int>& built, int cc) {
         if (a / 10 == cc / 10 && a < cc) older = std::max(older, a);
         newest = std::max(newest, a);
     }
-    if (older > 0)
-        return {"compatible", strf("SASS for sm_%d, which runs on %s; build with ARCH=%s for code scheduled "
-                                   "for this GPU", older, here.c_str(), here.c_str())};
+    const std::string better = "; build with ARCH=" + here + " for code made for this GPU";
+    if (older > 0) return {"compatible", strf("SASS for sm_%d, which runs on ", older) + here + better};
     if (newest > 0 && cc > newest)
-        return {"ptx_jit", strf("only PTX for compute_%d: the driver compiles it at the first start (slow "
-                                "start, not tuned); build with ARCH=%s", newest, here.c_str())};
+        return {"ptx_jit", strf("only PTX for compute_%d, compiled by the driver at the first start", newest) + better};
     return {"none", "none: no compiled-in architecture runs on " + here};
 }
 
@@ -363,9 +360,6 @@ inline Verdict judge(const Report& r) {
                      "). Rebuild for it: " + wb::rebuild_hint(f.cc_major, f.cc_minor));
         else if (g.kernel_image != "ok")
             blocking(who + ": a test kernel failed: " + g.kernel_image);
-        if (g.kernel_timeout)
-            v.notes.push_back(who + " has a kernel time limit (display watchdog): keep single launches short "
-                                    "(smaller --size), see the README");
         if (f.id != 0) continue;
         if (!g.measure_error.empty()) v.problem(wb::kExitNoDevice, who + ": measuring failed: " + g.measure_error);
         if (g.cublas && !g.cublas->pass)
@@ -381,12 +375,6 @@ inline Verdict judge(const Report& r) {
     }
     for (const Tool& t : r.tools)
         if (!t.on_path) v.notes.push_back(t.path.empty() ? t.missing : t.name + ": " + describe(t));
-    if (r.wsl)
-        v.notes.push_back("WSL2: the Windows display watchdog (TDR, 2 s by default) ends long kernels, and ncu "
-                          "needs the Windows driver's counter permission; see the README");
-    if (r.profiling_admin_only == 1 && !r.running_as_root)
-        v.notes.push_back("GPU performance counters are for root only (RmProfilingAdminOnly=1): ncu will fail "
-                          "with ERR_NVGPUCTRPERM; see the README");
     return v;
 }
 
