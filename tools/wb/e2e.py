@@ -20,6 +20,7 @@ import re
 import sys
 
 from wb import ROOT
+from wb.mdtable import lines as table
 
 SECTIONS = ["provenance", "transfers", "crossover", "breakdown", "streams", "graphs", "managed"]
 INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the pictures"
@@ -64,12 +65,6 @@ def num(text):
 
 def fmt(v, decimals=3):
     return "-" if v is None else f"{v:.{decimals}f}"
-
-
-def table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return out
 
 
 # ---- the crossover -------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ import csv
 import os
 import re
 
+from wb import mdtable
+
 OPEN, CLOSE = "<!-- H200-RESULTS -->", "<!-- /H200-RESULTS -->"
 TEXT = {
     "en": {
@@ -29,17 +31,13 @@ def table(rows, lang, cmd, csv_path):
                                runtime=first["runtime"], date=first["timestamp"][:10], git=first["git"],
                                cmd=cmd, csv=csv_path), ""]
     header = [h.format(base=base) for h in t["header"]]
-    out.append("| " + " | ".join(header) + " |")
-    out.append("|" + "|".join(["---"] * 2 + ["---:"] * 5 + ["---"]) + "|")
-    for r in rows:
-        shape = f'{r["M"]}x{r["N"]}x{r["K"]}'
-        out.append("| " + " | ".join([
-            f'`{r["variant"]}`', shape, r["ms_median"] and f'{float(r["ms_median"]):.3f}' or "-",
-            r["gflops"] and f'{float(r["gflops"]):.0f}' or "-",
-            r["pct_cublas"] and f'{float(r["pct_cublas"]):.1f}' or "-",
-            r["pct_peak"] and f'{float(r["pct_peak"]):.1f}' or "-",
-            r["rel_err"] or "-", r["status"]]) + " |")
-    return "\n".join(out)
+    body = [[f'`{r["variant"]}`', f'{r["M"]}x{r["N"]}x{r["K"]}',
+             r["ms_median"] and f'{float(r["ms_median"]):.3f}' or "-",
+             r["gflops"] and f'{float(r["gflops"]):.0f}' or "-",
+             r["pct_cublas"] and f'{float(r["pct_cublas"]):.1f}' or "-",
+             r["pct_peak"] and f'{float(r["pct_peak"]):.1f}' or "-",
+             r["rel_err"] or "-", r["status"]] for r in rows]
+    return "\n".join(out + mdtable.lines(header, body, right=range(2, 7)))
 
 
 def fill(path, block):

@@ -6,6 +6,8 @@ table the first time). The log may hold several chapters, each introduced by a l
 import os
 import re
 
+from wb import mdtable
+
 OPEN, CLOSE = "<!-- H200-PROFILE -->", "<!-- /H200-PROFILE -->"
 CAPTION = {
     "en": "Nsight Compute on the same H200, {date}, `make profile-{nn} PROFILE_ARGS='--size 2048 --warmup 1 "
@@ -53,12 +55,9 @@ def parse(text):
 
 def table(rows, metrics):
     head = ["kernel", "time (ms)"] + [f"`{m}`" for m in metrics]
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
-    for r in rows:
-        v = r["values"]
-        out.append("| " + " | ".join([f'`{r["kernel"]}`', v.get("gpu__time_duration.sum", "-")] +
-                                     [v.get(m, "-") for m in metrics]) + " |")
-    return "\n".join(out)
+    body = [[f'`{r["kernel"]}`', r["values"].get("gpu__time_duration.sum", "-")] +
+            [r["values"].get(m, "-") for m in metrics] for r in rows]
+    return mdtable.table(head, body, right=range(1, len(head)))
 
 
 def fill(path, block):

@@ -59,6 +59,7 @@ from collections import defaultdict
 
 from wb import ROOT
 from wb import bench_summary as bs  # the same reading of the CSV as `make bench`
+from wb.mdtable import table as md_table
 from wb.shapes import parse_shape, shape_text  # the programs' grammar of sizes
 
 INSTALL_LINE = "install python3-matplotlib (apt) or pip install matplotlib for the plots"
@@ -367,14 +368,6 @@ def fmt_ratio(value):
     if value is None:
         return "-"
     return f"{value:.1f}" if value < 10 else f"{float(f'{value:.2g}'):.0f}"
-
-
-def md_table(header, rows, right=()):
-    """A Markdown table; columns whose index is in `right` are right-aligned."""
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def get(obj, *keys):
