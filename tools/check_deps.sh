@@ -6,9 +6,11 @@
 #   tools/check_deps.sh          lines for missing things only (nothing when all is there)
 #   tools/check_deps.sh --all    a line for every dependency, found or not
 #
-# Where nvcc, Catch2 and CUTLASS are is worked out in one place, common/config.mk. The top-level
-# Makefile passes its answers (WB_NVCC, WB_CXX, WB_CATCH2_VERSION, WB_CATCH2_DIR, WB_CUTLASS_INC,
-# WB_CUTLASS); run by hand (tools/setup.sh does), the script asks config.mk through make.
+# Where nvcc, Catch2 and CUTLASS are is worked out in one place, common/config.mk; this script
+# looks for none of them. The top-level Makefile passes its answers (WB_NVCC, WB_NVCC_PATH, WB_CXX,
+# WB_CATCH2_VERSION, WB_CATCH2_DIR, WB_CUTLASS_INC, WB_CUTLASS); run by hand (tools/setup.sh does),
+# the script asks config.mk through make. ncu and compute-sanitizer are reported by chapter 00
+# (make check-env) and by make profile / make sanitize, from the same config.mk.
 # Exit status: 2 when something without which nothing builds is missing (nvcc, g++), else 0:
 # Catch2 stops only the test builds, and OpenBLAS, matplotlib and CUTLASS are optional.
 set -u
@@ -29,7 +31,7 @@ if [ -z "${WB_NVCC+set}" ]; then
   if command -v make >/dev/null 2>&1; then
     while IFS='=' read -r name value; do declare "$name=$value"; done < <(
       make -s --no-print-directory -f common/config.mk --eval 'wb-found: ; @printf "%s\n" \
-        "WB_NVCC=$(NVCC)" "WB_CXX=$(CXX)" "WB_CATCH2_VERSION=$(CATCH2_VERSION)" "WB_CATCH2_DIR=$(CATCH2_DIR)" \
+        "WB_NVCC=$(NVCC)" "WB_NVCC_PATH=$(NVCC_PATH)" "WB_CXX=$(CXX)" "WB_CATCH2_VERSION=$(CATCH2_VERSION)" "WB_CATCH2_DIR=$(CATCH2_DIR)" \
         "WB_CUTLASS_INC=$(CUTLASS_INC)" "WB_CUTLASS=$(CUTLASS)"' wb-found 2>/dev/null)
   else
     missing "make (nothing builds without it): $apt g++ make"
@@ -38,11 +40,12 @@ if [ -z "${WB_NVCC+set}" ]; then
 fi
 
 # ---- nvcc and g++: nothing builds without them ---------------------------------------------------
-nvcc=${WB_NVCC:-}
+# nvcc where config.mk found it (NVCC_PATH, empty for none); from a make that passes only NVCC, that.
+nvcc=${WB_NVCC_PATH-${WB_NVCC:-}} nvcc_asked=${WB_NVCC:-nvcc}
 if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
   found "nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p') ($nvcc)"
 else
-  missing "nvcc (the CUDA toolkit${nvcc:+, looked for $nvcc}): install the CUDA toolkit from NVIDIA (https://developer.nvidia.com/cuda-downloads), or set CUDA_PATH=/path/to/cuda"
+  missing "nvcc (the CUDA toolkit, looked for $nvcc_asked): install the CUDA toolkit from NVIDIA (https://developer.nvidia.com/cuda-downloads), or set CUDA_PATH=/path/to/cuda"
   fatal=1
 fi
 cxx=${WB_CXX:-g++}
