@@ -11,8 +11,8 @@
 #include "kernels.cuh"
 
 int main(int argc, char** argv) {
-    costs::Settings settings;
-    const ChapterTables tables = chapter_tables();
+    ch07::costs::Settings settings;
+    const ch07::ChapterTables tables = ch07::chapter_tables();
     // clang-format off
     const wb::Chapter chapter{
         "07_cublas_baseline",
@@ -21,21 +21,22 @@ int main(int argc, char** argv) {
         tables.bgemm,
         {{128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
          {4096, 4096, 4096}, {8192, 8192, 8192}},
-        costs::extra_options(settings),
+        ch07::costs::extra_options(settings),
     };
     // clang-format on
     const wb::Options opt = wb::parse_or_exit(chapter, argc, argv);
     std::string error;
-    if (!costs::check_settings(settings, error)) {
+    if (!ch07::costs::check_settings(settings, error)) {
         std::fprintf(stderr, "%s: error: %s\n", chapter.name.c_str(), error.c_str());
         return wb::kExitBadInput;
     }
 
     if (!settings.no_costs) {
-        const costs::ProcessStart start = costs::measure_process_start();  // before any other CUDA call
-        const wb::DeviceFacts dev = wb::require_device(chapter.name);      // exits 3 without a GPU
+        // The process start is measured before any other CUDA call.
+        const ch07::costs::ProcessStart start = ch07::costs::measure_process_start();
+        const wb::DeviceFacts dev = wb::require_device(chapter.name);  // exits 3 without a GPU
         try {
-            std::printf("%s", costs::format(start, costs::measure(dev, opt.reps)).c_str());
+            std::printf("%s", ch07::costs::format(start, ch07::costs::measure(dev, opt.reps)).c_str());
         } catch (const std::exception& e) {
             std::fprintf(stderr, "%s: error while measuring the costs: %s\n", chapter.name.c_str(), e.what());
             return wb::kExitVerifyFailed;

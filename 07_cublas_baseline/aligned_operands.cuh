@@ -32,7 +32,7 @@
 #include "cuda_check.cuh"
 #include "device.cuh"
 
-namespace wbcutlass {
+namespace ch07 {
 
 constexpr size_t kVectorBytes = 16;  // the widest access of the kernels: 128-bit loads and TMA
 
@@ -116,4 +116,4 @@ private:
     cudaStream_t stream_;
 };
 
-}  // namespace wbcutlass
+}  // namespace ch07

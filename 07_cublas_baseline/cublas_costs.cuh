@@ -20,7 +20,7 @@
 
 #include "kernels.cuh"
 
-namespace costs {
+namespace ch07::costs {
 
 // The chapter's two extra options (besides the common ones).
 struct Settings {
@@ -231,4 +231,4 @@ inline std::string format(const ProcessStart& p, const Costs& c) {
     return out;
 }
 
-}  // namespace costs
+}  // namespace ch07::costs

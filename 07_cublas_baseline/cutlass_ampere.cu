@@ -22,6 +22,7 @@
 #include "cutlass/gemm/device/gemm.h"
 #include "cutlass_gemms.cuh"
 
+namespace ch07 {
 namespace {
 
 using Row = cutlass::layout::RowMajor;
@@ -93,7 +94,7 @@ void run_2x(const char* name, int M, int N, int K, float alpha, const T* A, cons
 template <class Kernel, class T, int V>
 void run_2x_any_shape(const char* name, int M, int N, int K, float alpha, const T* A, const T* B, float beta,
                       float* C, cudaStream_t stream) {
-    const wbcutlass::AlignedOperands<T, V> op(M, N, K, A, B, beta, C, stream);
+    const AlignedOperands<T, V> op(M, N, K, A, B, beta, C, stream);
     run_2x<Kernel>(name, op.M(), op.N(), op.K(), alpha, op.A(), op.B(), beta, op.C(), stream);
     op.finish();
 }
@@ -134,3 +135,5 @@ CutlassRows cutlass_ampere_rows() {
     // clang-format on
     return rows;
 }
+
+}  // namespace ch07

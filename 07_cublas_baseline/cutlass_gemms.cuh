@@ -34,6 +34,8 @@
 
 #include "gemm_harness.cuh"
 
+namespace ch07 {
+
 // The rows one translation unit adds to the chapter's tables.
 struct CutlassRows {
     std::vector<wb::SgemmVariant> sgemm;
@@ -61,3 +63,5 @@ inline CutlassRows cutlass_rows() {
     }
     return all;
 }
+
+}  // namespace ch07

@@ -33,7 +33,7 @@
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "cutlass_gemms.cuh"
 
-namespace wbcutlass {
+namespace ch07 {
 
 using Row = cutlass::layout::RowMajor;
 
@@ -98,7 +98,7 @@ void run_wgmma(const char* name, int M, int N, int K, float alpha, const T* A, c
         throw std::runtime_error(std::string(name) + ": built for sm_90a (Hopper) only; this GPU is sm_" +
                                  std::to_string(dev.cc_number()));
 
-    const wbcutlass::AlignedOperands<T, kInputVector> op(M, N, K, A, B, beta, C, stream);
+    const AlignedOperands<T, kInputVector> op(M, N, K, A, B, beta, C, stream);
     const int m = op.M(), n = op.N(), k = op.K();
     // CuTe strides, in the (rows, columns, batch) order of each operand as CUTLASS 3 sees it:
     // A is (M, K) with K contiguous; B is seen as (N, K), and row-major K x N storage makes N
@@ -133,4 +133,4 @@ void run_wgmma(const char* name, int M, int N, int K, float alpha, const T* A, c
     op.finish();
 }
 
-}  // namespace wbcutlass
+}  // namespace ch07

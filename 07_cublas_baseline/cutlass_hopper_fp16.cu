@@ -4,11 +4,12 @@
 
 #include "cutlass_hopper.cuh"
 
+namespace ch07 {
 namespace {
 
 void cutlass_fp16_wgmma(int M, int N, int K, float alpha, const __half* A, const __half* B, float beta, float* C,
                         cudaStream_t stream) {
-    wbcutlass::run_wgmma<cutlass::half_t>("cutlass_fp16_wgmma", M, N, K, alpha, A, B, beta, C, stream);
+    run_wgmma<cutlass::half_t>("cutlass_fp16_wgmma", M, N, K, alpha, A, B, beta, C, stream);
 }
 
 }  // namespace
@@ -19,3 +20,5 @@ CutlassRows cutlass_hopper_fp16_rows() {
                    "CUTLASS 3.x FP16: TMA + wgmma, warp-specialized cooperative, 128x128x64 (sm_90a only)", {}, 90}};
     return rows;
 }
+
+}  // namespace ch07

@@ -4,6 +4,8 @@
 // only the Hopper rows are missing). The line it returns is the one the program prints.
 #include "cutlass_gemms.cuh"
 
+namespace ch07 {
+
 #if !WB_CUTLASS_FOUND
 CutlassRows cutlass_ampere_rows() {
     CutlassRows none;
@@ -22,3 +24,5 @@ CutlassRows cutlass_hopper_fp16_rows() {
 }
 
 CutlassRows cutlass_hopper_bf16_rows() { return {}; }
+
+}  // namespace ch07

@@ -37,6 +37,8 @@
 #include "cutlass_gemms.cuh"
 #include "gemm_harness.cuh"
 
+namespace ch07 {
+
 // Sets a handle's math mode for the lifetime of this object and then puts the previous mode
 // back. The harness shares ONE handle between every cuBLAS call of the program (creating one
 // costs milliseconds), so a variant that changes the mode must not leave it changed: the next
@@ -151,3 +153,5 @@ inline ChapterTables chapter_tables() {
     t.bgemm.insert(t.bgemm.end(), cutlass.bgemm.begin(), cutlass.bgemm.end());
     return t;
 }
+
+}  // namespace ch07

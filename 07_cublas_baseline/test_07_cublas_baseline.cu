@@ -15,6 +15,8 @@
 #include "kernels.cuh"
 #include "testing.cuh"
 
+using namespace ch07;
+
 namespace {
 
 // ---- a CPU model of what cublasSgemm computes ------------------------------------------------
@@ -462,7 +464,7 @@ TEST_CASE("07: the padded workspace is used only when the operands do not fit", 
     WB_REQUIRE_GPU();
     wb::DeviceBuffer<__half> A(64 * 72 + 8), B(72 * 80 + 8);
     wb::DeviceBuffer<float> C(64 * 80 + 8);
-    using Op = wbcutlass::AlignedOperands<__half, 8>;
+    using Op = AlignedOperands<__half, 8>;
     const Op aligned(64, 80, 72, A.get(), B.get(), 0.0f, C.get(), nullptr);
     CHECK_FALSE(aligned.copies());  // the sweep's shapes: the caller's buffers, untouched
     CHECK(aligned.A() == A.get());
