@@ -6,7 +6,7 @@
 #include "kernels.cuh"
 
 int main(int argc, char** argv) {
-    wb::Chapter ch{"09_hopper_wgmma", kTf32Variants, kHgemmVariants, kBgemmVariants};
+    wb::Chapter ch{"09_hopper_wgmma", ch09::kTf32Variants, ch09::kHgemmVariants, ch09::kBgemmVariants};
     ch.default_shapes = {{1024, 1024, 1024}, {4096, 4096, 4096}, {8192, 8192, 8192}};
     const wb::Options opt = wb::parse_or_exit(ch, argc, argv);
     // The kernels are built for sm_90a: they run on compute capability 9.0 and on nothing else.

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <type_traits>
 
-namespace hopper {
+namespace ch09 {
 
 // A shared-memory address as the 32-bit offset the PTX shared-state space uses.
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
@@ -346,7 +346,7 @@ __device__ __forceinline__ void wgmma_m64(float (&d)[N / 2], uint64_t desc_a, ui
     }
 }
 
-}  // namespace hopper
+}  // namespace ch09
 
 #undef WB_WGMMA_REGS_64
 #undef WB_WGMMA_ACC_64

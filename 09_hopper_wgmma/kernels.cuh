@@ -55,7 +55,7 @@
 #include "step5_cluster_multicast.cuh"
 #include "tensor_maps.cuh"
 
-namespace hopper {
+namespace ch09 {
 
 // The ladder's configurations are named in the step files: Wgmma64x128, Wgmma128x256,
 // WarpSpecialized128x256, Persistent128x256 (steps 4 and 6) and Cluster2Persistent128x256, each a
@@ -175,15 +175,12 @@ wb::KernelInfo info() {
     return {(const void*)kernel_for<Cfg>(), Cfg::THREADS, Cfg::SMEM_BYTES};
 }
 
-}  // namespace hopper
-
 // ---- The ladder ---------------------------------------------------------------------------------------
 // Every row needs compute capability 9.0 exactly (sm_90a code runs on no other GPU); the program
 // checks that before it starts (09_hopper_wgmma.cu).
 // One table per 16-bit input type, built from the same rows.
 template <class T>
 std::vector<wb::Gemm16Variant<T>> hopper_ladder() {
-    using namespace hopper;
     return {
         {"wgmma_64x128", run_step<Wgmma64x128<T>>,
          "TMA ring of 4 stages + one warpgroup issuing m64n128k16 wgmmas; thread 0 copies", info<Wgmma64x128<T>>(), 90},
@@ -207,7 +204,9 @@ inline const std::vector<wb::BgemmVariant> kBgemmVariants = hopper_ladder<__nv_b
 // Step 6: TF32 through wgmma (k = 8) on FP32 inputs, the persistent pipeline of step 4; B reaches
 // it transposed (a copy inside the timed call: TF32 wgmma has no transposed B).
 inline const std::vector<wb::SgemmVariant> kTf32Variants = {
-    {"tf32_persistent", hopper::run_step<hopper::Persistent128x256<float>>,
+    {"tf32_persistent", run_step<Persistent128x256<float>>,
      "step 4's pipeline on FP32 inputs read as TF32 (m64n256k8), B transposed first", wb::Precision::tf32,
-     hopper::info<hopper::Persistent128x256<float>>(), 90},
+     info<Persistent128x256<float>>(), 90},
 };
+
+}  // namespace ch09

@@ -5,7 +5,7 @@
 
 #include "wgmma_pipeline.cuh"
 
-namespace hopper {
+namespace ch09 {
 
 // Step 1's configuration: a 64 x 128 tile (m64n128k16), 4 stages of (64 + 128) x 128 bytes = 96 KB,
 // one warpgroup and no producer.
@@ -62,4 +62,4 @@ __global__ void __launch_bounds__(Cfg::THREADS) wgmma_64x128_kernel(const __grid
     store_tile<Cfg>(acc, p, m0 + wg * Cfg::WG_ROWS, n0);
 }
 
-}  // namespace hopper
+}  // namespace ch09

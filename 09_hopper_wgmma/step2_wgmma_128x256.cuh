@@ -6,7 +6,7 @@
 
 #include "wgmma_pipeline.cuh"
 
-namespace hopper {
+namespace ch09 {
 
 // Step 2's configuration: a 128 x 256 tile, 4 stages of (128 + 256) x 128 bytes = 192 KB, two
 // warpgroups and no producer.
@@ -62,4 +62,4 @@ __global__ void __launch_bounds__(Cfg::THREADS) wgmma_128x256_kernel(const __gri
     store_tile<Cfg>(acc, p, m0 + wg * Cfg::WG_ROWS, n0);
 }
 
-}  // namespace hopper
+}  // namespace ch09

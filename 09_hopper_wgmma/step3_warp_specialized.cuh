@@ -6,7 +6,7 @@
 
 #include "wgmma_pipeline.cuh"
 
-namespace hopper {
+namespace ch09 {
 
 // Step 3's configuration: step 2's tile and ring, plus a producer warpgroup: 384 threads.
 template <class T>
@@ -67,4 +67,4 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) warp_specialized_kernel(const
     }
 }
 
-}  // namespace hopper
+}  // namespace ch09

@@ -7,7 +7,7 @@
 
 #include "wgmma_pipeline.cuh"
 
-namespace hopper {
+namespace ch09 {
 
 // Step 4's configuration: step 3's, persistent (the launcher starts min(tiles, SMs) blocks).
 template <class T>
@@ -81,4 +81,4 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) persistent_kernel(const __gri
     __syncwarp();
 }
 
-}  // namespace hopper
+}  // namespace ch09

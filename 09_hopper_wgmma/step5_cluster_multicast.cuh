@@ -6,7 +6,7 @@
 
 #include "wgmma_pipeline.cuh"
 
-namespace hopper {
+namespace ch09 {
 
 // Step 5's configuration: step 4's, in clusters of 2, with two 8 KB buffers of C per consumer for
 // the TMA stores (225 KB of shared memory in all).
@@ -156,4 +156,4 @@ __global__ void __cluster_dims__(Cfg::CLUSTER, 1, 1) __launch_bounds__(Cfg::THRE
     cluster_sync();
 }
 
-}  // namespace hopper
+}  // namespace ch09

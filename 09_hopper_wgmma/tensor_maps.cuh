@@ -21,7 +21,7 @@
 #include "../common/device.cuh"
 #include "../common/gemm_device.cuh"
 
-namespace hopper {
+namespace ch09 {
 
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                    const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
@@ -149,4 +149,4 @@ TmaOperand<T> transposed_operand(const T* m, int rows, int cols, T* scratch, cud
     return {scratch, pitch};
 }
 
-}  // namespace hopper
+}  // namespace ch09

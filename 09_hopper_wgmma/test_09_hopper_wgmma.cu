@@ -11,6 +11,8 @@
 #include "kernels.cuh"
 #include "testing.cuh"
 
+using namespace ch09;
+
 namespace {
 
 bool hopper_present() { return wb::query_device(0).cc_number() == 90; }
@@ -45,12 +47,12 @@ std::vector<wb::test::GemmCase> hopper_cases() {
 // A step run with K cut short by one k-step: the last products are missing.
 template <class T>
 void drops_last_k(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C, cudaStream_t st) {
-    hopper::run_step<hopper::Persistent128x256<T>>(M, N, K > 16 ? K - 16 : K, alpha, A, B, beta, C, st);
+    run_step<Persistent128x256<T>>(M, N, K > 16 ? K - 16 : K, alpha, A, B, beta, C, st);
 }
 // The rows of A shifted by one: a wrong box coordinate.
 template <class T>
 void shifted_rows(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C, cudaStream_t st) {
-    hopper::run_step<hopper::Wgmma64x128<T>>(M - 1, N, K, alpha, A + K, B, beta, C, st);
+    run_step<Wgmma64x128<T>>(M - 1, N, K, alpha, A + K, B, beta, C, st);
 }
 
 }  // namespace
@@ -108,8 +110,8 @@ TEST_CASE("09: the check catches planted bugs", "[gpu][09]") {
     for (wb::Shape s : {wb::Shape{300, 520, 200}, wb::Shape{2048, 2048, 600}}) {
         INFO("shape " << wb::to_string(s));
         wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
-        CHECK(prob.verify(hopper::run_step<hopper::Persistent128x256<__half>>).pass);
-        CHECK(prob.verify(hopper::run_step<hopper::Persistent128x256<float>>, wb::Precision::tf32).pass);
+        CHECK(prob.verify(run_step<Persistent128x256<__half>>).pass);
+        CHECK(prob.verify(run_step<Persistent128x256<float>>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(drops_last_k<float>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(drops_last_k<__half>).pass);
         CHECK_FALSE(prob.verify(shifted_rows<__half>).pass);
@@ -124,31 +126,30 @@ TEST_CASE("09: the program's exit statuses", "[09]") {
 TEST_CASE("09: matrix descriptors hold the fields the PTX ISA defines", "[09]") {
     // start 0x12400 (bytes) -> 0x1240 in bits 0-13; LBO 8192 -> 512 at bit 16; SBO 1024 -> 64 at
     // bit 32; 128-byte swizzle = 1 at bit 62.
-    const uint64_t d = hopper::make_smem_desc(0x12400, 8192, 1024);
+    const uint64_t d = make_smem_desc(0x12400, 8192, 1024);
     CHECK((d & 0x3FFF) == 0x1240);
     CHECK(((d >> 16) & 0x3FFF) == 512);
     CHECK(((d >> 32) & 0x3FFF) == 64);
     CHECK((d >> 62) == 1);
     CHECK(((d >> 46) & 0xFFFF) == 0);  // base offset 0: every tile starts on a 1024-byte atom
     // Addresses are taken modulo 256 KB and in 16-byte units.
-    CHECK(hopper::make_smem_desc(0x40000 + 0x100, 16, 1024) == hopper::make_smem_desc(0x100, 16, 1024));
+    CHECK(make_smem_desc(0x40000 + 0x100, 16, 1024) == make_smem_desc(0x100, 16, 1024));
 }
 
 TEST_CASE("09: the padded copy is used exactly when TMA cannot read a matrix", "[09]") {
     alignas(16) static __half buf[64];
-    CHECK(hopper::tma_can_read(buf, 8));        // 16-byte rows
-    CHECK(hopper::tma_can_read(buf, 4096));
-    CHECK_FALSE(hopper::tma_can_read(buf, 7));  // 14-byte rows
-    CHECK_FALSE(hopper::tma_can_read(buf, 12));
-    CHECK_FALSE(hopper::tma_can_read(buf + 1, 8));  // base off 16 bytes
-    CHECK(hopper::padded_pitch<__half>(7) == 8);
-    CHECK(hopper::padded_pitch<__half>(8) == 8);
-    CHECK(hopper::padded_pitch<__half>(4097) == 4104);
-    CHECK(hopper::padded_pitch<float>(5) == 8);
+    CHECK(tma_can_read(buf, 8));        // 16-byte rows
+    CHECK(tma_can_read(buf, 4096));
+    CHECK_FALSE(tma_can_read(buf, 7));  // 14-byte rows
+    CHECK_FALSE(tma_can_read(buf, 12));
+    CHECK_FALSE(tma_can_read(buf + 1, 8));  // base off 16 bytes
+    CHECK(padded_pitch<__half>(7) == 8);
+    CHECK(padded_pitch<__half>(8) == 8);
+    CHECK(padded_pitch<__half>(4097) == 4104);
+    CHECK(padded_pitch<float>(5) == 8);
 }
 
 TEST_CASE("09: every step's shared memory and threads fit one H200 block", "[09]") {
-    using namespace hopper;
     CHECK(Wgmma64x128<__half>::SMEM_BYTES == 4 * (64 + 128) * 128 + 64 + 1024);
     CHECK(Wgmma64x128<__half>::THREADS == 128);
     CHECK(Wgmma128x256<__half>::THREADS == 256);

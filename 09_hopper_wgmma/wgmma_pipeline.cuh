@@ -19,7 +19,7 @@
 
 #include "hopper_ptx.cuh"
 
-namespace hopper {
+namespace ch09 {
 
 // ---- One configuration ---------------------------------------------------------------------------
 // T         the input type: __half, __nv_bfloat16, or float (read as TF32)
@@ -231,4 +231,4 @@ __device__ __forceinline__ void zero(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2]) {
         for (int i = 0; i < Cfg::BN / 2; ++i) acc[mb][i] = 0.0f;
 }
 
-}  // namespace hopper
+}  // namespace ch09

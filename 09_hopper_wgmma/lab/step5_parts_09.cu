@@ -7,16 +7,14 @@
 
 #include "../kernels.cuh"
 
-namespace {
+namespace ch09 {
 
-using hopper::WgmmaTiling;
 // WgmmaTiling<T, BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT, CLUSTER, TMA_STORE>
 template <class T> using MulticastOnly = WgmmaTiling<T, 128, 256, 4, 2, true, true, 2, false>;
 template <class T> using TmaStoreOnly = WgmmaTiling<T, 128, 256, 4, 2, true, true, 1, true>;
 
 template <class T>
 std::vector<wb::Gemm16Variant<T>> parts() {
-    using namespace hopper;
     return {
         {"persistent", run_step<Persistent128x256<T>>, "step 4", info<Persistent128x256<T>>(), 90},
         {"multicast_only", run_step<MulticastOnly<T>>, "step 4 in clusters of 2 sharing B by multicast",
@@ -28,10 +26,10 @@ std::vector<wb::Gemm16Variant<T>> parts() {
     };
 }
 
-}  // namespace
+}  // namespace ch09
 
 int main(int argc, char** argv) {
-    wb::Chapter ch{"step5_parts_09", {}, parts<__half>(), parts<__nv_bfloat16>()};
+    wb::Chapter ch{"step5_parts_09", {}, ch09::parts<__half>(), ch09::parts<__nv_bfloat16>()};
     ch.default_shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
     const wb::Options opt = wb::parse_or_exit(ch, argc, argv);
     const wb::DeviceFacts dev = wb::require_device(ch.name);
