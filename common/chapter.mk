@@ -1,138 +1,113 @@
-# common/chapter.mk - the rules of every chapter folder. A chapter's Makefile is:
-#
-#   PROFILE_METRICS := <ncu metrics the notes discuss, comma-separated>   (GPU chapters)
-#   include ../common/chapter.mk
-#
-# and then, inside the folder: make, make NN, make run, make test, make profile, make sanitize.
-# The top-level targets the notes use (make 03, make test-03, make check-env, ...) work inside the
-# folder too: they are handed to the top-level Makefile.
-# Optional per chapter: CHAPTER_NVCCFLAGS, CHAPTER_LDLIBS, RUN_ARGS, PROFILE_ARGS, SANITIZE_ARGS,
-# CPU_ONLY := 1 (profile and sanitize then say why there is nothing to profile).
+# common/chapter.mk - the rules of every chapter folder. A chapter's Makefile sets what it needs and
+# includes this file:
+#   PROFILE_METRICS, PROFILE_ARGS, SANITIZE_ARGS, RUN_ARGS, TUNE_ARGS  what profile, sanitize, run and
+#                      tune pass (ncu's metrics the notes discuss; the program's options)
+#   CHAPTER_NVCCFLAGS, CHAPTER_LDLIBS  more flags and libraries; STAMP_TEXT  anything else whose
+#                      change rebuilds the chapter (a change of any of these rebuilds it)
+#   CPU_ONLY := 1      no GPU code: profile and sanitize say so
+#   CPU_CODE := 1      runs chapter 01's CPU code: its host flags, and OpenBLAS where found
+# Inside the folder: make, make NN, make run, make test, make profile, make sanitize, make lab,
+# make tune, make clean; the top-level targets (make 03, make test-03, make check-env, ...) are
+# handed to the top-level Makefile.
 include $(dir $(lastword $(MAKEFILE_LIST)))config.mk
 
 CHAPTER := $(notdir $(CURDIR))
 NN := $(firstword $(subst _, ,$(CHAPTER)))
 PROGRAM := $(CHAPTER)
 TEST_PROGRAM := test_$(CHAPTER)
-LOCAL_HEADERS := $(wildcard *.cuh *.h)
-
 # Small odd shapes: every edge path runs, and racecheck stays fast.
 SANITIZE_ARGS ?= --sizes 67x45x33,130x97x75 --warmup 1 --reps 1
 PROFILE_ARGS ?= --size 4096 --warmup 1 --reps 1 --no-check
 
-.DEFAULT_GOAL := all
-.PHONY: all $(NN) run test profile sanitize clean common-lib help
+ifeq ($(CPU_CODE),1)
+  # -march=native (build where you run), -ffp-contract=fast (a * b + c as one FMA), OpenMP. OpenBLAS
+  # is found with a tiny compile-and-link test; OPENBLAS=0 builds without it, OPENBLAS=1 insists.
+  OPENBLAS ?= auto
+  OPENBLAS_PROBE := \#include <cblas.h>\nint main(void) { openblas_set_num_threads(1); return 0; }\n
+  HAVE_OPENBLAS := $(if $(filter 0,$(OPENBLAS)),,$(shell f=$$(mktemp) && printf '$(OPENBLAS_PROBE)' | \
+                     $(CXX) -x c++ - -o $$f -lopenblas >/dev/null 2>&1 && echo 1; rm -f $$f))
+  $(if $(filter 1,$(OPENBLAS)),$(if $(HAVE_OPENBLAS),,$(error OPENBLAS=1 but cblas.h or -lopenblas is missing: sudo apt-get install libopenblas-dev)))
+  CHAPTER_NVCCFLAGS += -Xcompiler -march=native,-ffp-contract=fast,-fopenmp $(if $(HAVE_OPENBLAS),-DWB_HAVE_OPENBLAS)
+  CHAPTER_LDLIBS += -lgomp $(if $(HAVE_OPENBLAS),-lopenblas)
+endif
 
+CHAPTER_STAMP := $(call wb_stamp,$(WB_BUILD)/$(CHAPTER),$(call wb_sum,$(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) $(CHAPTER_LDLIBS) $(STAMP_TEXT)))
+DEPS := $(wildcard *.cuh *.h) $(WB_HEADERS) $(WB_LIB) $(CHAPTER_STAMP)
+BUILD = $(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) -o $@ $< $(WB_LIB) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
+# A Catch2 test binary (the chapter's, and its lab's); without Catch2, the line that says how to get it.
+BUILD_TEST = $(if $(CATCH2_VERSION),,$(error $(CATCH2_MISSING)))$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) \
+  $(CATCH2_CFLAGS) -o $@ $< $(WB_TEST_MAIN) $(WB_LIB) $(CATCH2_LIBS) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
+
+.DEFAULT_GOAL := all
+.PHONY: all $(NN) run test profile sanitize lab tune clean help common-lib common-test-main
 all: $(PROGRAM) $(TEST_PROGRAM)
 $(NN): $(PROGRAM)
 
+# The common library and the test main come from common/'s own make, one after the other.
 common-lib:
-	@$(MAKE) --no-print-directory -C $(WB_COMMON) lib
+	+@$(MAKE) --no-print-directory -C $(WB_COMMON) lib
+common-test-main: common-lib
+	+@$(MAKE) --no-print-directory -C $(WB_COMMON) test-main
+$(WB_LIB): common-lib ; @:
+$(WB_TEST_MAIN): common-test-main ; @:
 
-$(WB_LIB) $(WB_TEST_MAIN): common-lib
-	@:
+$(PROGRAM): $(CHAPTER).cu $(DEPS)
+	$(BUILD)
+# The tests also run the program (its exit statuses), so it is built first.
+$(TEST_PROGRAM): $(TEST_PROGRAM).cu $(DEPS) $(WB_TEST_MAIN) | $(PROGRAM)
+	$(BUILD_TEST)
 
-$(PROGRAM): $(CHAPTER).cu $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib
-	$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) -o $@ $< $(WB_LIB) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
-
-# The tests also run the program itself (exit statuses), so it is built first.
-# A Catch2 test binary from its .cu (the chapter's tests, and its lab's).
-define build_test
-$(if $(CATCH2_VERSION),,$(error $(CATCH2_MISSING)))
-+@$(MAKE) --no-print-directory -C $(WB_COMMON) $(WB_TEST_MAIN)
-$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) $(CATCH2_CFLAGS) -o $@ $< $(WB_TEST_MAIN) $(WB_LIB) $(CATCH2_LIBS) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
-endef
-
-$(TEST_PROGRAM): $(TEST_PROGRAM).cu $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib $(PROGRAM)
-	$(build_test)
-
-# ---- the lab (optional): what exists to explore rather than to teach -------------------------------
-# lab/tune_NN.cu: a program that sweeps every tuning configuration (`make tune`, TUNE_ARGS=...);
-# lab/test_NN_lab.cu: the tests of what lives in lab/. Neither is part of `make all`; the top-level
-# `make test` builds and runs the lab's tests.
-LAB_TUNE := $(if $(wildcard lab/tune_$(NN).cu),lab/tune_$(NN))
-LAB_TEST := $(if $(wildcard lab/test_$(NN)_lab.cu),lab/test_$(NN)_lab)
-LAB_HEADERS := $(wildcard lab/*.cuh lab/*.h)
-.PHONY: lab tune
-ifneq ($(LAB_TUNE)$(LAB_TEST),)
+# The lab, not part of `make all`: lab/tune_NN.cu sweeps every tuning configuration (`make tune`,
+# TUNE_ARGS=...); lab/test_NN_lab.cu tests what lives in lab/ (the top-level `make test` runs it).
+LAB_TUNE := $(patsubst %.cu,%,$(wildcard lab/tune_$(NN).cu))
+LAB_TEST := $(patsubst %.cu,%,$(wildcard lab/test_$(NN)_lab.cu))
 lab: $(LAB_TUNE) $(LAB_TEST)
-endif
-ifneq ($(LAB_TUNE),)
-$(LAB_TUNE): $(LAB_TUNE).cu $(LAB_HEADERS) $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib
-	$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) -o $@ $< $(WB_LIB) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
+$(LAB_TUNE): %: %.cu $(wildcard lab/*.cuh lab/*.h) $(DEPS)
+	$(BUILD)
+$(LAB_TEST): %: %.cu $(wildcard lab/*.cuh lab/*.h) $(DEPS) $(WB_TEST_MAIN)
+	$(BUILD_TEST)
 tune: $(LAB_TUNE)
-	./$(LAB_TUNE) $(TUNE_ARGS)
-else
-tune:
-	@echo "$(CHAPTER) has no tuning sweep (no lab/tune_$(NN).cu)" >&2; exit 2
-endif
-ifneq ($(LAB_TEST),)
-$(LAB_TEST): $(LAB_TEST).cu $(LAB_HEADERS) $(LOCAL_HEADERS) $(WB_HEADERS) $(WB_LIB) | common-lib
-	$(build_test)
-endif
+	$(if $(LAB_TUNE),./$(LAB_TUNE) $(TUNE_ARGS),@echo "$(CHAPTER) has no tuning sweep (no lab/tune_$(NN).cu)" >&2; exit 2)
 
 run: $(PROGRAM)
 	./$(PROGRAM) $(RUN_ARGS)
-
 test: $(TEST_PROGRAM)
 	@mkdir -p $(dir $(WB_TEST_SUMMARY))
 	WB_TEST_SUMMARY=$(WB_TEST_SUMMARY) ./$(TEST_PROGRAM)
 
 ifneq ($(CPU_ONLY),1)
-# Nsight Compute with the few metrics this chapter's notes discuss. The clocks are left alone
-# (--clock-control none) so the numbers match the timed runs. cuBLAS's kernels are profiled
-# too, next to the chapter's: the comparison is part of the lesson. The tool is looked for
-# before the program is built, so a missing one costs no compile.
+# Nsight Compute with this chapter's metrics, clocks left alone (--clock-control none) so the numbers
+# match the timed runs; cuBLAS's kernels are profiled too, for the comparison. Then compute-sanitizer:
+# memcheck (out-of-bounds, misaligned) and racecheck (shared-memory races); a finding fails. The tool
+# is looked for before anything is built.
 profile:
 	@$(call wb_require,$(NCU_PATH),$(NCU_MISSING))
 	+@$(MAKE) --no-print-directory $(PROGRAM)
-	$(or $(NCU_PATH),$(NCU)) --clock-control none $(if $(PROFILE_METRICS),--metrics $(PROFILE_METRICS)) ./$(PROGRAM) $(PROFILE_ARGS)
-
-# memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory races) over every
-# variant; either finding fails the target.
+	$(NCU_PATH) --clock-control none $(if $(PROFILE_METRICS),--metrics $(PROFILE_METRICS)) ./$(PROGRAM) $(PROFILE_ARGS)
 sanitize:
 	@$(call wb_require,$(SANITIZER_PATH),$(SANITIZER_MISSING))
 	+@$(MAKE) --no-print-directory $(PROGRAM)
-	$(or $(SANITIZER_PATH),$(SANITIZER)) --tool memcheck --error-exitcode 9 ./$(PROGRAM) $(SANITIZE_ARGS)
-	$(or $(SANITIZER_PATH),$(SANITIZER)) --tool racecheck --racecheck-report all --error-exitcode 9 ./$(PROGRAM) $(SANITIZE_ARGS)
+	$(SANITIZER_PATH) --tool memcheck --error-exitcode 9 ./$(PROGRAM) $(SANITIZE_ARGS)
+	$(SANITIZER_PATH) --tool racecheck --racecheck-report all --error-exitcode 9 ./$(PROGRAM) $(SANITIZE_ARGS)
 else
 profile sanitize:
 	@echo "$(CHAPTER) runs on the CPU only: no GPU kernel to $(if $(filter profile,$@),profile with Nsight Compute,check with compute-sanitizer)" >&2; exit 2
 endif
 
-# ---- the top-level targets, from inside this folder ---------------------------------------------
-# The notes give commands such as `make 03`, `make test-03` or `make check-env`; a student who has
-# already done `cd NN_name` gets the same result here instead of "No rule to make target". Every
-# one- or two-digit number but this chapter's own goes to the top, which builds that chapter or,
-# for a number that names none (`make 3`), says which one was meant.
-space := $(subst ,, )
-WB_DIGITS := 0 1 2 3 4 5 6 7 8 9
-OTHER_NUMBERS := $(filter-out $(NN),$(WB_DIGITS) $(foreach a,$(WB_DIGITS),$(foreach b,$(WB_DIGITS),$(a)$(b))))
-# (measure-08 and timeline-08 read OUT=dir from the top folder, as chapter 08's notes write it.)
-TOP_TARGETS := check-env deps deps-all deps-missing bench report grade measure-08 timeline-08
-TO_TOP := $(MAKE) --no-print-directory -C $(WB_ROOT)
-.PHONY: $(OTHER_NUMBERS) $(TOP_TARGETS)
-
-$(OTHER_NUMBERS) $(TOP_TARGETS):
-	+@$(TO_TOP) $@
-# One rule per prefix: a pattern rule with several targets would mean one recipe makes them all.
-run-%:
-	+@$(TO_TOP) $@
-test-%:
-	+@$(TO_TOP) $@
-profile-%:
-	+@$(TO_TOP) $@
-sanitize-%:
-	+@$(TO_TOP) $@
-tune-%:
-	+@$(TO_TOP) $@
+# The notes' top-level commands, typed after `cd NN_name`, go to the top: another chapter's number,
+# a one-digit one (the top says which chapter was meant), and the targets below.
+TOP_TARGETS := $(filter-out $(NN),$(WB_NUMBERS) 0 1 2 3 4 5 6 7 8 9) check-env deps deps-all deps-missing \
+               bench report grade measure-08 timeline-08
+.PHONY: $(TOP_TARGETS)
+$(TOP_TARGETS):
+	+@$(MAKE) --no-print-directory -C $(WB_ROOT) $@
+$(foreach p,run test profile sanitize tune,$(eval $(p)-%: ; +@$$(MAKE) --no-print-directory -C $$(WB_ROOT) $$@))
 
 clean:
-	rm -f $(PROGRAM) $(TEST_PROGRAM) $(LAB_TUNE) $(LAB_TEST) *.o
+	rm -f $(PROGRAM) $(TEST_PROGRAM) $(LAB_TUNE) $(LAB_TEST) $(CLEAN_FILES) *.o
 
 help:
 	@echo "$(CHAPTER): make | make $(NN) | make run [RUN_ARGS=...] | make test$(if $(filter 1,$(CPU_ONLY)),, | make profile | make sanitize) | make clean"
 	@echo "then ./$(PROGRAM) --help lists the program's options. Architecture: $(ARCH_LIST) ($(ARCH_SOURCE))."
-	@echo "From here too (handed to the top-level Makefile): make NN, make run-NN, make test-NN, make profile-NN,"
-	@echo "make sanitize-NN, make tune-NN, make $(subst $(space), | make ,$(TOP_TARGETS)). make -C .. help explains them."
-	@echo "$(if $(filter 1,$(CPU_ONLY)),,make profile needs ncu (or NCU=/path/to/ncu), make sanitize compute-sanitizer (or SANITIZER=...): when one is missing it says so and exits 2.)"
+	@echo "From here too (handed to the top): make NN, make run-NN, make test-NN, make profile-NN, make sanitize-NN,"
+	@echo "make tune-NN, make check-env, make deps, make bench, make report. make -C .. help explains them."
