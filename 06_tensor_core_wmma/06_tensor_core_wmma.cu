@@ -4,7 +4,7 @@
 #include "kernels.cuh"
 
 int main(int argc, char** argv) {
-    wb::Chapter ch{"06_tensor_core_wmma", wb::table(kTf32Variants), wb::table(kHgemmVariants)};
+    wb::Chapter ch{"06_tensor_core_wmma", wb::table(ch06::kTf32Variants), wb::table(ch06::kHgemmVariants)};
     ch.default_shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}};
     return wb::chapter_main(ch, argc, argv);
 }

@@ -34,9 +34,27 @@ std::vector<wb::SgemmVariant> every_tf32() {
 }
 
 // ---- planted bugs ----------------------------------------------------------------------------
-// The real kernel, handed what a classic mistake would hand it.
+// The real kernel, handed what a classic mistake would hand it: step 5's kernel for FP16 and
+// step 7's (the same body on TF32 inputs), on their element-wise path.
 using PlantedH = Wmma128x128_3stage;
 using PlantedT = Tf32Wmma128x128_3stage;
+
+template <class Cfg>
+constexpr auto staged_kernel() {
+    if constexpr (std::is_same<typename Cfg::Inputs, Fp16Inputs>::value)
+        return wmma_smem_epilogue<Cfg, false>;
+    else
+        return tf32_wmma<Cfg, false>;
+}
+
+// The launcher with the cp.async ring, the staged epilogue and the banded block order.
+template <class Cfg>
+constexpr auto staged_launcher() {
+    if constexpr (std::is_same<typename Cfg::Inputs, Fp16Inputs>::value)
+        return launch_wmma_swizzle<Cfg>;
+    else
+        return launch_tf32_wmma<Cfg>;
+}
 
 // Only whole BK steps are walked: the last K % BK columns of A (rows of B) are dropped.
 template <class Cfg>
@@ -44,8 +62,7 @@ void launch_drops_k_tail(int M, int N, int K, float alpha, const typename Cfg::E
                          const typename Cfg::Element* B, float beta, float* C, cudaStream_t stream) {
     WmmaArgs<typename Cfg::Element> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, 1);
     g.k_tiles = K / Cfg::BK;
-    launch_wmma_kernel<Cfg, wb::Pipeline::cp_async, Epilogue::staged_in_smem, false>(
-        g, tiled_grid<Cfg>(M, N), stream);
+    wb::launch_tiled<staged_kernel<Cfg>(), Cfg::THREADS, Cfg::SMEM_BYTES>(g, tiled_grid<Cfg>(M, N), stream);
 }
 
 // The grid rounded down: the last partial row and column of tiles are never written.
@@ -55,7 +72,7 @@ void launch_grid_rounded_down(int M, int N, int K, float alpha, const typename C
     const WmmaArgs<typename Cfg::Element> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, 1);
     const dim3 grid(N / Cfg::BN, M / Cfg::BM);
     if (grid.x == 0 || grid.y == 0) return;  // a grid of zero blocks is a launch error
-    launch_wmma_kernel<Cfg, wb::Pipeline::cp_async, Epilogue::staged_in_smem, false>(g, grid, stream);
+    wb::launch_tiled<staged_kernel<Cfg>(), Cfg::THREADS, Cfg::SMEM_BYTES>(g, grid, stream);
 }
 
 // An epilogue that always reads C. Planted by handing the kernel the smallest positive beta, which
@@ -66,22 +83,22 @@ void launch_reads_c_when_beta_is_zero(int M, int N, int K, float alpha, const ty
                                       const typename Cfg::Element* B, float beta, float* C,
                                       cudaStream_t stream) {
     const float b = beta == 0.0f ? std::numeric_limits<float>::denorm_min() : beta;
-    ring_launcher<Cfg>()(M, N, K, alpha, A, B, b, C, stream);
+    staged_launcher<Cfg>()(M, N, K, alpha, A, B, b, C, stream);
 }
 
-// Step 7 (mma.sync) has its own kernel: the same classic mistake handed to it.
+// Step 8 (mma.sync) has its own kernel: the same classic mistake handed to it.
 using PlantedM = Mma128x128_k32_2stage;
 template <class Cfg>
 void mma_drops_k_tail(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
                       cudaStream_t stream) {
     WmmaArgs<float> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, 1);
     g.k_tiles = K / Cfg::BK;
-    wb::launch_tiled<mma_tf32_gemm<Cfg, false>, Cfg::THREADS, Cfg::SMEM_BYTES>(g, tiled_grid<Cfg>(M, N), stream);
+    wb::launch_tiled<tf32_mma_sync<Cfg, false>, Cfg::THREADS, Cfg::SMEM_BYTES>(g, tiled_grid<Cfg>(M, N), stream);
 }
 
 // ---- the mma.sync fragment layout, one tile ------------------------------------------------------
 // One m16n8k8 on a 16x8 A and an 8x8 B (row-major in global memory), each lane gathering its
-// registers by the layout of kernels.cuh, section 10. BUG = 1 swaps b0 and b1 (rows t and t + 4
+// registers by the layout of step8_tf32_mma_sync.cuh. BUG = 1 swaps b0 and b1 (rows t and t + 4
 // of B), BUG = 2 swaps a1 and a2: plausible misreadings of the layout table.
 template <int BUG>
 __global__ void one_mma_tile(const float* A, const float* B, float* C) {
@@ -188,12 +205,12 @@ TEST_CASE("06: the check catches planted bugs", "[gpu][06]") {
     for (wb::Shape s : {wb::Shape{33, 47, 65}, wb::Shape{64, 48, 1}, wb::Shape{1000, 1013, 777}}) {
         wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
         INFO("shape " << wb::to_string(s));
-        CHECK(prob.verify(ring_launcher<PlantedH>()).pass);
+        CHECK(prob.verify(staged_launcher<PlantedH>()).pass);
         CHECK_FALSE(prob.verify(launch_drops_k_tail<PlantedH>).pass);
         CHECK_FALSE(prob.verify(launch_grid_rounded_down<PlantedH>).pass);
         CHECK_FALSE(prob.verify(launch_reads_c_when_beta_is_zero<PlantedH>).pass);
         if (!tf32) continue;
-        CHECK(prob.verify(ring_launcher<PlantedT>(), wb::Precision::tf32).pass);
+        CHECK(prob.verify(staged_launcher<PlantedT>(), wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(launch_drops_k_tail<PlantedT>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(launch_grid_rounded_down<PlantedT>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(launch_reads_c_when_beta_is_zero<PlantedT>, wb::Precision::tf32).pass);
@@ -252,7 +269,7 @@ TEST_CASE("06: best times its shortlist once per shape, never into C, and not wh
     CHECK(std::all_of(c.begin() + size_t(M2) * N, c.end(), [](float x) { return x == 7.0f; }));
 }
 
-TEST_CASE("06: step 7 follows the documented mma.sync layout, and a misread layout fails", "[gpu][06]") {
+TEST_CASE("06: tf32_mma_sync follows the documented mma.sync layout, and a misread layout fails", "[gpu][06]") {
     WB_REQUIRE_GPU();
     if (device_cc() < 80) WB_SKIP_CASE("TF32 mma.sync needs sm_80");
     CHECK(one_mma_tile_errors<0>() == 0);
@@ -262,7 +279,7 @@ TEST_CASE("06: step 7 follows the documented mma.sync layout, and a misread layo
     for (wb::Shape s : {wb::Shape{33, 47, 65}, wb::Shape{64, 48, 1}, wb::Shape{1000, 1013, 777}}) {
         wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
         INFO("shape " << wb::to_string(s));
-        CHECK(prob.verify(launch_mma_tf32<PlantedM, kBand>, wb::Precision::tf32).pass);
+        CHECK(prob.verify(launch_tf32_mma_sync<PlantedM>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(mma_drops_k_tail<PlantedM>, wb::Precision::tf32).pass);
     }
 }
@@ -461,7 +478,7 @@ TEST_CASE("06: best follows the waves and the copy path", "[06]") {
     CHECK(fp16(1713, 2764, 4260) == "wmma_smem_skewed");
     // A small problem: 4 tiles of 128x128 leave 128 SMs idle; 16 of 64x64 spread further.
     CHECK(fp16(256, 256, 256) == "wmma_64x64");
-    // TF32: step 7 on large shapes, the 64x64 tile where 128x128 leaves most SMs idle.
+    // TF32: step 8 on large shapes, the 64x64 tile where 128x128 leaves most SMs idle.
     CHECK(tf32(4096, 4096, 4096) == "tf32_mma_sync");
     CHECK(tf32(1417, 7651, 8179) == "tf32_mma_sync");
     CHECK(tf32(256, 256, 256) == "mma_64x64");
@@ -516,7 +533,7 @@ TEST_CASE("06: best's shortlist holds the winners the model alone missed", "[06]
                        [](const BestCandidate<HgemmFn>* c) { return std::string(c->name) == "wmma_smem_skewed"; }));
     CHECK(std::any_of(square.begin(), square.end(),
                       [](const BestCandidate<HgemmFn>* c) { return std::string(c->name) == "wmma_128x256_swizzle"; }));
-    // TF32 on a large shape: step 7 alone, nothing to time.
+    // TF32 on a large shape: step 8 alone, nothing to time.
     CHECK(shortlist(kTf32Candidates, 4096, 4096, 4096, true, 90, 132, 227 * 1024).size() == 1);
     // Every entry lies within the margin of the first, in the model's order.
     for (bool vec16 : {true, false})
@@ -538,7 +555,7 @@ TEST_CASE("06: the smallest GPU of each configuration", "[06]") {
     CHECK(min_cc_of<Wmma128x128_3stage>() == 70);  // 55.5 KB: fits sm_75
     CHECK(min_cc_of<Wmma128x256_3stage>() == 80);  // 79.5 KB: does not
     CHECK(min_cc_of<Tf32Wmma128x128_3stage>() == 80);  // TF32
-    CHECK(min_cc_of<Mma128x128_k32_2stage>() == 80);   // step 7: 70 KB, every TF32 GPU
+    CHECK(min_cc_of<Mma128x128_k32_2stage>() == 80);   // step 8: 70 KB, every TF32 GPU
 }
 
 TEST_CASE("06: FP16 overflows above 65504 and underflows below 2^-24; TF32 does not", "[06]") {
@@ -635,7 +652,7 @@ TEST_CASE("06: the padding (SKEW) makes the fragment loads conflict-free", "[06]
     CHECK(tf32_b_wavefronts(Tf32Wmma128x128_3stage::B_LD) == 1);  // 136 floats
     CHECK(tf32_b_wavefronts(128 + 4) == 2);  // why B needs 8 floats, not 4
     CHECK(tf32_a_wavefronts(16 + 8) == 2);   // and why A needs 4, not 8
-    // Step 7: ldmatrix on 16-byte rows of A (4 floats), 4-byte loads of B in the same lane pattern.
+    // Step 8: ldmatrix on 16-byte rows of A (4 floats), 4-byte loads of B in the same lane pattern.
     CHECK(ldmatrix_wavefronts(Mma128x128_k32_2stage::A_LD * 4) == 1);  // 144 bytes: 9 units of 16
     CHECK(ldmatrix_wavefronts(Mma64x64_k32_3stage::A_LD * 4) == 1);
     CHECK(ldmatrix_wavefronts(32 * 4) == 8);  // unpadded BK = 32: one bank group

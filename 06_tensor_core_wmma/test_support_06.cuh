@@ -14,6 +14,8 @@
 
 namespace t06 {
 
+using namespace ch06;
+
 inline int device_cc() {
     return wb::query_device(0).cc_number();
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """best_06.py - the rates behind chapter 06's `best`, and an offline replay of its rule.
 
-`best` (kernels.cuh, section 12) models, for each shape, each candidate's time as
+`best` (best_06.cuh) models, for each shape, each candidate's time as
 
     time ~ ceil(tiles / SMs) * BM * BN * K / rate          (wb::busiest_sm_time, common/gemm_tiles.cuh)
 
@@ -23,7 +23,7 @@ row of the same precision (median, worst, and shapes more than 3% slower), and t
     python3 lab/best_06.py                      the sweeps in lab/calib (H200, one run each, the ladder
                                                 and the configurations) and the ladder sweep of
                                                 results/h200/sweeps/after_seed4242: the data the rates
-                                                of kernels.cuh were fitted on. The later re-checks
+                                                of best_06.cuh were fitted on. The later re-checks
                                                 (after_seed515, after_seed4242_rounds) judge the rule;
                                                 give them with --add to see it replayed on them
     python3 lab/best_06.py --add A.csv ...      those and more sweeps (e.g. a fresh best_sweep run)
@@ -34,7 +34,7 @@ row of the same precision (median, worst, and shapes more than 3% slower), and t
                                                 with its median
 
 Candidate names are the variant names of the sweeps (lab/tune_06 prints the configurations).
-The rates it prints are the ones to copy into kernels.cuh. A shape where the shortlist holds no
+The rates it prints are the ones to copy into best_06.cuh. A shape where the shortlist holds no
 candidate the sweep timed (the sweeps of tools/best_sweep.py time the ladder rows only) is left out
 of the shortlist replay.
 """
@@ -54,7 +54,7 @@ LADDER = {
              "wmma_128x256_swizzle"],
     "tf32": ["tf32_wmma", "tf32_mma_sync"],
 }
-# precision -> candidates in the order of kernels.cuh: (name in kernels.cuh, variant in the sweeps,
+# precision -> candidates in the order of best_06.cuh: (name in best_06.cuh, variant in the sweeps,
 # BM, BN). On a tie of the model the first one wins.
 CANDIDATES = {
     "fp16": [("Wmma128x128_4warps_3stage", "h_128x128_w64x64_s3", 128, 128),
@@ -63,14 +63,14 @@ CANDIDATES = {
              ("Wmma128x128_3stage (step 4)", "wmma_cp_async", 128, 128),
              ("Wmma128x128_3stage (step 5)", "wmma_smem_epilogue", 128, 128),
              ("Wmma64x64_3stage", "h_64x64_w32x32_s3", 64, 64)],
-    "tf32": [("Mma128x128_k32_2stage (step 7)", "tf32_mma_sync", 128, 128),
+    "tf32": [("Mma128x128_k32_2stage (step 8)", "tf32_mma_sync", 128, 128),
              ("Mma64x64_k32_3stage", "m_64x64_w32x32_s3", 64, 64)],
 }
 # The same kernel under two names in the sweeps: their ratio shows the noise of one run.
 SAME_KERNEL = [("tf32_mma_sync", "m_128x128_w64x64_k32_s2"), ("wmma_128x256_swizzle", "h_128x256_w64x64_s3"),
                ("wmma_smem_epilogue", "h_128x128_w64x32_s3")]
 SLOWER = 1.03
-MARGIN = 1.15  # kShortlistMargin of kernels.cuh
+MARGIN = 1.15  # kShortlistMargin of best_06.cuh
 
 
 def vec16(prec, n, k):
@@ -131,12 +131,12 @@ def modelled(prec, shape, rate, sms):
 
 
 def choose(prec, shape, rate, sms):
-    """The model's first choice (choose_best of kernels.cuh)."""
+    """The model's first choice (choose_best of best_06.cuh)."""
     return modelled(prec, shape, rate, sms)[0][1]
 
 
 def shortlist(prec, shape, rate, sms, margin):
-    """The candidates modelled within `margin` of the first (shortlist of kernels.cuh)."""
+    """The candidates modelled within `margin` of the first (shortlist of best_06.cuh)."""
     m = modelled(prec, shape, rate, sms)
     return [v for t, v in m if t <= m[0][0] * margin]
 

@@ -1,9 +1,12 @@
 // lab_configs.cuh - chapter 06's lab: every tile configuration the tuning sweep compares, and the
-// rounding experiment of step 7. Nothing here is part of the ladder; kernels.cuh keeps the ladder
-// and the candidates of `best`. `make tune-06` runs the sweep (lab/tune_06.cu); lab/best_06.py
-// turns a sweep into the rates of `best`.
+// rounding experiment of step 8. Nothing here is part of the ladder; kernels.cuh keeps the ladder
+// and best_06.cuh the candidates of `best`. `make tune-06` runs the sweep (lab/tune_06.cu);
+// lab/best_06.py turns a sweep into the rates of `best`.
 //
-// Row names: h (FP16 WMMA), t (TF32 WMMA) or m (TF32 mma.sync, step 7); the block tile; w and the
+// The FP16 rows run step 6's kernel (wmma_swizzle), the TF32 WMMA rows step 7's (tf32_wmma), the
+// mma.sync rows step 8's (tf32_mma_sync), each with the configuration of its row.
+//
+// Row names: h (FP16 WMMA), t (TF32 WMMA) or m (TF32 mma.sync, step 8); the block tile; w and the
 // warp tile; k32 where BK is 32 floats (TF32; otherwise 16); s and the number of stages; g1 where
 // the blocks run in plain row-major order (otherwise in bands of kBand tile rows). The sweeps in
 // lab/calib use the same names.
@@ -11,9 +14,9 @@
 
 #include "../kernels.cuh"
 
-namespace lab06 {
+namespace ch06 {
 
-// FP16: BK = 32 halves. (The ladder's and best's own configurations are in kernels.cuh.)
+// FP16: BK = 32 halves. (The ladder's configurations are in the step files, best's in best_06.cuh.)
 using Wmma128x128_4stage = Tiling<Fp16Inputs, 128, 128, 32, 64, 32, 4, 8, 8>;  // 74 KB
 using Wmma256x128_3stage = Tiling<Fp16Inputs, 256, 128, 32, 64, 64, 3, 8, 8>;  // 85.5 KB, tall tile
 // TF32 WMMA: BK = 16 floats unless named k32.
@@ -24,7 +27,7 @@ using Tf32Wmma128x256_3stage = Tiling<Tf32Inputs, 128, 256, 16, 64, 64, 3, 4, 8>
 using Tf32Wmma256x128_3stage = Tiling<Tf32Inputs, 256, 128, 16, 64, 64, 3, 4, 8>;
 using Tf32Wmma128x128_k32_3stage = Tiling<Tf32Inputs, 128, 128, 32, 64, 64, 3, 4, 8>;  // 105 KB: sm_90
 using Tf32Wmma128x256_k32_3stage = Tiling<Tf32Inputs, 128, 256, 32, 64, 64, 3, 4, 8>;  // sm_90
-// Step 7 (mma.sync).
+// Step 8 (mma.sync).
 using Mma128x128_3stage = Tiling<Tf32MmaInputs, 128, 128, 16, 64, 64, 3, 4, 8>;
 using Mma128x128_8warps_3stage = Tiling<Tf32MmaInputs, 128, 128, 16, 64, 32, 3, 4, 8>;
 using Mma128x128_k32_3stage = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 3, 4, 8>;  // 105 KB: sm_90
@@ -33,7 +36,7 @@ using Mma128x256_3stage = Tiling<Tf32MmaInputs, 128, 256, 16, 64, 64, 3, 4, 8>; 
 using Mma128x256_k32_3stage = Tiling<Tf32MmaInputs, 128, 256, 32, 64, 64, 3, 4, 8>;  // 158 KB: sm_90
 using Mma256x128_k32_3stage = Tiling<Tf32MmaInputs, 256, 128, 32, 64, 64, 3, 4, 8>;  // 159 KB: sm_90
 
-// The rounding experiment: step 7 rounding with cvt.rna (ties away from zero, 2 instructions) where
+// The rounding experiment: step 8 rounding with cvt.rna (ties away from zero, 2 instructions) where
 // the ladder uses cvt.rn (ties to even, 1 instruction, sm_90). An input policy, so the kernel is the
 // ladder's own.
 struct Tf32MmaTiesAway : Tf32MmaInputs {
@@ -43,13 +46,29 @@ struct Tf32MmaTiesAway : Tf32MmaInputs {
 };
 using Mma128x128_k32_3stage_tiesaway = Tiling<Tf32MmaTiesAway, 128, 128, 32, 64, 64, 3, 4, 8>;
 
+// The launcher of a row: the kernel its input type takes, in bands of GROUP tile rows.
 template <class Cfg, int GROUP = kBand>
 constexpr auto ring() {
-    return launch_wmma_tiled<Cfg, wb::Pipeline::cp_async, Epilogue::staged_in_smem, GROUP>;
+    if constexpr (std::is_same<typename Cfg::Inputs, Fp16Inputs>::value)
+        return launch_wmma_swizzle<Cfg, GROUP>;
+    else
+        return launch_tf32_wmma<Cfg, GROUP>;
 }
 template <class Cfg>
 constexpr auto mma() {
-    return launch_mma_tf32<Cfg, kBand>;
+    return launch_tf32_mma_sync<Cfg>;
+}
+// The resources the harness prints for a row (the 16-byte instantiation).
+template <class Cfg>
+wb::KernelInfo ring_info() {
+    if constexpr (std::is_same<typename Cfg::Inputs, Fp16Inputs>::value)
+        return kernel_info<Cfg>(wmma_swizzle<Cfg, true>);
+    else
+        return kernel_info<Cfg>(tf32_wmma<Cfg, true>);
+}
+template <class Cfg>
+wb::KernelInfo mma_kernel_info() {
+    return kernel_info<Cfg>(tf32_mma_sync<Cfg, true>);
 }
 
 // clang-format off
@@ -92,7 +111,7 @@ inline const wb::SgemmVariant kTf32Configs[] = {
      wb::Precision::tf32, mma_kernel_info<Mma128x128_3stage>(), min_cc_of<Mma128x128_3stage>()},
     {"m_128x128_w64x32_s3", mma<Mma128x128_8warps_3stage>(), "TF32 mma.sync, 8 warps of 64x32",
      wb::Precision::tf32, mma_kernel_info<Mma128x128_8warps_3stage>(), min_cc_of<Mma128x128_8warps_3stage>()},
-    {"m_128x128_w64x64_k32_s2", mma<Mma128x128_k32_2stage>(), "TF32 mma.sync, BK = 32, 2 stages (step 7)",
+    {"m_128x128_w64x64_k32_s2", mma<Mma128x128_k32_2stage>(), "TF32 mma.sync, BK = 32, 2 stages (step 8)",
      wb::Precision::tf32, mma_kernel_info<Mma128x128_k32_2stage>(), min_cc_of<Mma128x128_k32_2stage>()},
     {"m_128x128_w64x64_k32_s3", mma<Mma128x128_k32_3stage>(), "TF32 mma.sync, BK = 32, 3 stages",
      wb::Precision::tf32, mma_kernel_info<Mma128x128_k32_3stage>(), min_cc_of<Mma128x128_k32_3stage>()},
@@ -109,4 +128,4 @@ inline const wb::SgemmVariant kTf32Configs[] = {
 };
 // clang-format on
 
-}  // namespace lab06
+}  // namespace ch06

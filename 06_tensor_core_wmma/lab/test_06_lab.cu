@@ -27,8 +27,8 @@ TEST_CASE("06 lab: the configuration tables are well formed", "[06][lab]") {
         if (info.dynamic_smem > size_t(kSmemLimitSm75)) CHECK(min_cc >= 80);
         CHECK(min_cc >= 70);
     };
-    for (const wb::HgemmVariant& v : lab06::kHgemmConfigs) check(v.name, v.info, v.min_cc);
-    for (const wb::SgemmVariant& v : lab06::kTf32Configs) {
+    for (const wb::HgemmVariant& v : kHgemmConfigs) check(v.name, v.info, v.min_cc);
+    for (const wb::SgemmVariant& v : kTf32Configs) {
         check(v.name, v.info, v.min_cc);
         CHECK(v.precision == wb::Precision::tf32);
         CHECK(v.min_cc >= 80);
@@ -37,16 +37,15 @@ TEST_CASE("06 lab: the configuration tables are well formed", "[06][lab]") {
     for (const char* name : {"h_128x128_w64x64_s3", "h_64x64_w32x32_s3", "m_64x64_w32x32_s3"}) {
         INFO(name);
         const bool found =
-            std::any_of(std::begin(lab06::kHgemmConfigs), std::end(lab06::kHgemmConfigs),
+            std::any_of(std::begin(kHgemmConfigs), std::end(kHgemmConfigs),
                         [&](const wb::HgemmVariant& v) { return std::string(v.name) == name; }) ||
-            std::any_of(std::begin(lab06::kTf32Configs), std::end(lab06::kTf32Configs),
+            std::any_of(std::begin(kTf32Configs), std::end(kTf32Configs),
                         [&](const wb::SgemmVariant& v) { return std::string(v.name) == name; });
         CHECK(found);
     }
 }
 
 TEST_CASE("06 lab: every configuration's copies and warps cover its tiles exactly once", "[06][lab]") {
-    using namespace lab06;
     check_tiling<Wmma128x128_4stage>("Wmma128x128_4stage");
     check_tiling<Wmma256x128_3stage>("Wmma256x128_3stage");
     check_tiling<Tf32Wmma64x64_3stage>("Tf32Wmma64x64_3stage");
@@ -69,7 +68,6 @@ TEST_CASE("06 lab: every configuration's copies and warps cover its tiles exactl
 }
 
 TEST_CASE("06 lab: the padding of the BK = 32 and 128x256 configurations is conflict-free", "[06][lab]") {
-    using namespace lab06;
     CHECK(tf32_b_wavefronts(Tf32Wmma128x256_3stage::B_LD) == 1);
     CHECK(tf32_a_wavefronts(Tf32Wmma128x128_k32_3stage::A_LD) == 1);  // 36 floats, 4 (mod 8) again
     CHECK(ldmatrix_wavefronts(Mma128x128_3stage::A_LD * 4) == 1);     // 80 bytes: 5 units
@@ -80,17 +78,17 @@ TEST_CASE("06 lab: the padding of the BK = 32 and 128x256 configurations is conf
 
 TEST_CASE("06 lab: every configuration is right on the spec's shapes and the WMMA shapes", "[gpu][06][lab]") {
     WB_REQUIRE_GPU();
-    wb::test::check_variants(wb::table(lab06::kHgemmConfigs));
-    wb::test::check_variants(wb::table(lab06::kHgemmConfigs), wmma_cases());
+    wb::test::check_variants(wb::table(kHgemmConfigs));
+    wb::test::check_variants(wb::table(kHgemmConfigs), wmma_cases());
     if (device_cc() < 80) WB_SKIP_CASE("TF32 tensor cores need sm_80");
-    wb::test::check_variants(wb::table(lab06::kTf32Configs));
-    wb::test::check_variants(wb::table(lab06::kTf32Configs), wmma_cases());
+    wb::test::check_variants(wb::table(kTf32Configs));
+    wb::test::check_variants(wb::table(kTf32Configs), wmma_cases());
 }
 
 TEST_CASE("06 lab: misaligned pointers and odd leading dimensions take the safe paths", "[gpu][06][lab]") {
     WB_REQUIRE_GPU();
-    check_offsets<__half>(wb::table(lab06::kHgemmConfigs), wb::Precision::fp16);
-    check_offsets<float>(wb::table(lab06::kTf32Configs), wb::Precision::tf32);
+    check_offsets<__half>(wb::table(kHgemmConfigs), wb::Precision::fp16);
+    check_offsets<float>(wb::table(kTf32Configs), wb::Precision::tf32);
 }
 
 TEST_CASE("06 lab: FP16 and TF32 inputs cost about 2^-11 of accuracy, FP32 accumulation almost none",

@@ -157,8 +157,8 @@ int main(int argc, char** argv) {
     // known before parsing, because --variant names are checked against the tables that will run.
     const bool precision = has_flag(argc, argv, "--precision");
     bool precision_flag = false;
-    wb::Chapter ch{"06_tensor_core_wmma", precision ? wb::table(kTf32Variants) : wb::table(lab06::kTf32Configs),
-                   precision ? wb::table(kHgemmVariants) : wb::table(lab06::kHgemmConfigs)};
+    wb::Chapter ch{"06_tensor_core_wmma", precision ? wb::table(ch06::kTf32Variants) : wb::table(ch06::kTf32Configs),
+                   precision ? wb::table(ch06::kHgemmVariants) : wb::table(ch06::kHgemmConfigs)};
     ch.default_shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}};
     ch.extras = {
         {"precision", "print each ladder variant's error against the exact product of the FP32 inputs",

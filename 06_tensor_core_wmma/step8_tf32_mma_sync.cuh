@@ -1,18 +1,18 @@
-// mma_sync_step.cuh - chapter 06, step 7 (TF32): mma.sync, the instruction under WMMA (section 10).
-// The kernel mma_tf32_gemm<Cfg, VEC> reuses the tiles, copies, block order, cp.async ring and staged
-// epilogue of steps 4 to 6 (wmma_steps.cuh); only the tensor-core work on one stage is new.
+// step8_tf32_mma_sync.cuh - chapter 06, step 8 (tf32_mma_sync): TF32 without WMMA. mma.sync
+// m16n8k8 with its documented register layout, A loaded by ldmatrix, B by plain shared loads, the
+// accumulators written straight into the staging area. The tiles, copies, block order, cp.async
+// ring and the second half of the staged epilogue are those of steps 4 to 7.
 #pragma once
 
-#include "wmma_steps.cuh"
+#include "step7_tf32_wmma.cuh"
 
-// ---- 10. Step 7 (TF32): mma.sync, the instruction under WMMA ----------------------------------
-//
+namespace ch06 {
+
 // WMMA hides which element of a tile each lane holds, so every TF32 fragment load goes through
 // wmma.load: 4 loads of 4 bytes per fragment, each with its own address arithmetic, and the rounding
 // is applied to an opaque array; and on sm_90 one TF32 wmma::mma_sync becomes four HMMA.1684 (k = 4)
-// instructions (README, "Why WMMA's TF32 stays near a third of cuBLAS"). The PTX instruction
-// mma.sync.m16n8k8 with .tf32 inputs is one HMMA.1688 (k = 8), and the PTX ISA documents its layout.
-// With lane = 4 g + t (g = lane / 4 in 0..7, t = lane % 4):
+// instructions. The PTX instruction mma.sync.m16n8k8 with .tf32 inputs is one HMMA.1688 (k = 8),
+// and the PTX ISA documents its layout. With lane = 4 g + t (g = lane / 4 in 0..7, t = lane % 4):
 //
 //   A, 16 x 8, row-major:    a0 = A[g][t]    a1 = A[g+8][t]    a2 = A[g][t+4]    a3 = A[g+8][t+4]
 //   B,  8 x 8, "col":        b0 = B[t][g]    b1 = B[t+4][g]
@@ -25,8 +25,7 @@
 //   - B as plain 4-byte shared loads whose addresses are a per-lane base plus constants: no
 //     per-load address arithmetic.
 //   - The accumulators written straight into the epilogue's staging area, no fragment store.
-// Everything else is the kernel of steps 4 to 6: the same tiles, cp.async ring (section 7), padding
-// and staged epilogue (section 8). A warp tile of WM x WN is (WM / 16) x (WN / 8) mma.sync tiles.
+// A warp tile of WM x WN is (WM / 16) x (WN / 8) mma.sync tiles.
 struct Tf32MmaInputs {
     using Element = float;
     static constexpr int FRAG_K = 8;
@@ -34,12 +33,16 @@ struct Tf32MmaInputs {
     static constexpr int kMinCc = 80;
     static constexpr bool kCompiled = WB06_TF32_WMMA != 0;
     // Every element of A and B is rounded once, right after its load from shared memory (to
-    // nearest; ties to even on sm_90, section 1). A policy of the input type, so that an experiment
+    // nearest; ties to even on sm_90, step 7). A policy of the input type, so that an experiment
     // (the lab's ties-away rounding) is another input type, not a branch in the kernel.
     __device__ __forceinline__ static unsigned round_loaded(unsigned bits) {
         return __float_as_uint(tf32_round(__uint_as_float(bits)));
     }
 };
+
+// 4 warps of 64x64, BK = 32 floats, 2 stages (70 KB: every TF32 GPU grants it). SKEW_A 4 makes rows
+// of A 4 (mod 8) floats long (ldmatrix), SKEW_B 8 makes rows of B 8 (mod 32).
+using Mma128x128_k32_2stage = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 2, 4, 8>;
 
 template <class Cfg>
 using MmaAccumulators = float[Cfg::FM][2 * Cfg::FN][4];  // [m-tile of 16][n-tile of 8][c0..c3]
@@ -113,8 +116,8 @@ __device__ __forceinline__ void mma_sync_stage(unsigned a_lane, unsigned b_lane,
     // END SOLUTION
 }
 
-// The epilogue of section 8 with a known layout: lane (g, t) writes c0, c1 to row g and c2, c3 to
-// row g + 8 of the staging area, 8 bytes each (STS.64), then stage_row_to_c moves the row to C.
+// The staged epilogue with a known layout: lane (g, t) writes c0, c1 to row g and c2, c3 to row
+// g + 8 of the staging area, 8 bytes each (STS.64), then stage_row_to_c moves the row to C.
 template <class Cfg>
 __device__ __forceinline__ void epilogue_mma(const WmmaArgs<float>& g, const BlockCoord& t, int warp_row,
                                              int warp_col, MmaAccumulators<Cfg>& acc, float* warp_stage) {
@@ -134,7 +137,7 @@ __device__ __forceinline__ void epilogue_mma(const WmmaArgs<float>& g, const Blo
 }
 
 template <class Cfg, bool VEC>
-__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_tf32_gemm(WmmaArgs<float> g) {
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) tf32_mma_sync(WmmaArgs<float> g) {
     static_assert(std::is_base_of<Tf32MmaInputs, typename Cfg::Inputs>::value, "a Tiling of Tf32MmaInputs");
     static_assert(Cfg::SKEW_A % 8 == 4, "ldmatrix reads 8 rows of 16 bytes: rows of A must be 4 (mod 8) "
                                         "floats long to be conflict-free");
@@ -169,22 +172,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_tf32_gemm(W
     }
 }
 
-
-// The launcher, SgemmFn: the checks and the two paths of launch_wmma_tiled (section 11).
-template <class Cfg, int GROUP>
-void launch_mma_tf32(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
-                     cudaStream_t stream) {
+// SgemmFn. GROUP: tile rows per band of the block order (step 6).
+template <class Cfg, int GROUP = kBand>
+void launch_tf32_mma_sync(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                          cudaStream_t stream) {
     static_assert(GROUP >= 1, "GROUP: at least one tile row per band");
-    require_gpu(Cfg::Inputs::kMinCc, Cfg::SMEM_BYTES, "TF32 mma.sync");
-    const WmmaArgs<float> g = make_args(M, N, K, alpha, A, B, beta, C, Cfg::BK, GROUP);
-    if (chunk_access_ok(A, K) && chunk_access_ok(B, N))
-        wb::launch_tiled<mma_tf32_gemm<Cfg, true>, Cfg::THREADS, Cfg::SMEM_BYTES>(g, tiled_grid<Cfg>(M, N), stream);
-    else
-        wb::launch_tiled<mma_tf32_gemm<Cfg, false>, Cfg::THREADS, Cfg::SMEM_BYTES>(g, tiled_grid<Cfg>(M, N), stream);
+    launch_two_paths<Cfg, tf32_mma_sync<Cfg, true>, tf32_mma_sync<Cfg, false>>("TF32 mma.sync", GROUP, M, N, K,
+                                                                              alpha, A, B, beta, C, stream);
 }
 
-// The resources the harness prints (the 16-byte instantiation).
-template <class Cfg>
-wb::KernelInfo mma_kernel_info() {
-    return {(const void*)mma_tf32_gemm<Cfg, true>, Cfg::THREADS, size_t(Cfg::SMEM_BYTES)};
-}
+}  // namespace ch06
