@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "cuda_handles.cuh"
 
 namespace wb {
 
@@ -35,35 +36,16 @@ inline Timing summarize(std::vector<float> ms) {
 }
 
 namespace detail {
-// The two events that bracket each timed launch, destroyed on every path out (also on a throw).
-struct EventPair {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    EventPair() {
-        WB_CUDA_CHECK(cudaEventCreate(&start));
-        if (cudaError_t e = cudaEventCreate(&stop); e != cudaSuccess) {
-            cudaEventDestroy(start);
-            WB_CUDA_CHECK(e);
-        }
-    }
-    ~EventPair() {
-        cudaEventDestroy(start);
-        cudaEventDestroy(stop);
-    }
-    EventPair(const EventPair&) = delete;
-    EventPair& operator=(const EventPair&) = delete;
-};
-
 // Appends the times of `n` launches to `ms`, each launch between its own pair of events.
 template <class Launch>
-void time_each(Launch& launch, int n, cudaStream_t stream, const EventPair& ev, std::vector<float>& ms) {
+void time_each(Launch& launch, int n, cudaStream_t stream, std::vector<float>& ms) {
+    const Event start, stop;
     for (int i = 0; i < n; ++i) {
-        WB_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+        WB_CUDA_CHECK(cudaEventRecord(start, stream));
         launch(stream);
-        WB_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-        WB_CUDA_CHECK(cudaEventSynchronize(ev.stop));
-        float t = 0;
-        WB_CUDA_CHECK(cudaEventElapsedTime(&t, ev.start, ev.stop));
-        ms.push_back(t);
+        WB_CUDA_CHECK(cudaEventRecord(stop, stream));
+        WB_CUDA_CHECK(cudaEventSynchronize(stop));
+        ms.push_back(float(elapsed_ms(start, stop)));
     }
 }
 }  // namespace detail
@@ -72,11 +54,10 @@ void time_each(Launch& launch, int n, cudaStream_t stream, const EventPair& ev, 
 // events. Any CUDA error during the runs throws wb::CudaError.
 template <class Launch>
 Timing time_launches(Launch&& launch, int warmup, int reps, cudaStream_t stream) {
-    detail::EventPair ev;
     std::vector<float> ms;
     for (int i = 0; i < warmup; ++i) launch(stream);
     WB_CUDA_CHECK(cudaStreamSynchronize(stream));
-    detail::time_each(launch, reps, stream, ev, ms);
+    detail::time_each(launch, reps, stream, ms);
     return summarize(std::move(ms));
 }
 
@@ -101,7 +82,6 @@ constexpr int kPairedRounds = 5;
 template <class Baseline, class Variant, class InWindow>
 PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int reps, cudaStream_t stream,
                          InWindow&& in_window) {
-    detail::EventPair ev;
     for (int i = 0; i < warmup; ++i) baseline(stream);
     WB_CUDA_CHECK(cudaStreamSynchronize(stream));
     in_window([&] {
@@ -115,8 +95,8 @@ PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int
     std::vector<float> ratios;
     for (int r = 0; r < t.rounds; ++r) {
         std::vector<float> b, v;
-        auto time_base = [&] { detail::time_each(baseline, per_round, stream, ev, b); };
-        auto time_var = [&] { in_window([&] { detail::time_each(variant, per_round, stream, ev, v); }); };
+        auto time_base = [&] { detail::time_each(baseline, per_round, stream, b); };
+        auto time_var = [&] { in_window([&] { detail::time_each(variant, per_round, stream, v); }); };
         if (r % 2 == 0) {
             time_base();
             time_var();
