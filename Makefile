@@ -67,14 +67,16 @@ CH08 = $(call chapter_of,08)
 measure-08 timeline-08: OUT ?= results/08
 measure-08 timeline-08: lib
 measure-08:
-	+@$(SUBMAKE) -C $(CH08) $(CH08) && mkdir -p $(OUT)
+	+@$(SUBMAKE) -C $(CH08) $(CH08)
+	@mkdir -p $(OUT)
 	bash -o pipefail -c './$(CH08)/$(CH08) --part all --out $(OUT) $(MEASURE_ARGS) 2>&1 | tee $(OUT)/run.log'
 	PYTHONPATH=tools python3 -m wb e2e plots $(OUT)
 # The streams part, under Nsight Systems where nsys is installed (OUT/timeline_nsys.nsys-rep); the
 # picture from CUDA events (OUT/timeline.png) is drawn either way.
 comma := ,
 timeline-08:
-	+@$(SUBMAKE) -C $(CH08) $(CH08) && mkdir -p $(OUT)
+	+@$(SUBMAKE) -C $(CH08) $(CH08)
+	@mkdir -p $(OUT)
 	@echo "timeline-08: $(if $(NSYS_PATH),recording with $(NSYS_PATH) -> $(OUT)/timeline_nsys.nsys-rep,nsys (Nsight Systems) is not installed here: the timeline is the picture drawn from CUDA events ($(OUT)/timeline.png))"
 	$(if $(NSYS_PATH),$(NSYS_PATH) profile --trace=cuda$(comma)cublas --force-overwrite true --output $(OUT)/timeline_nsys) ./$(CH08)/$(CH08) --part streams --out $(OUT) $(MEASURE_ARGS)
 	PYTHONPATH=tools python3 -m wb e2e plots $(OUT)

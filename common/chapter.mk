@@ -1,14 +1,9 @@
-# common/chapter.mk - the rules of every chapter folder. A chapter's Makefile sets what it needs and
-# includes this file:
-#   PROFILE_METRICS, PROFILE_ARGS, SANITIZE_ARGS, RUN_ARGS, TUNE_ARGS  what profile, sanitize, run and
-#                      tune pass (ncu's metrics the notes discuss; the program's options)
-#   CHAPTER_NVCCFLAGS, CHAPTER_LDLIBS  more flags and libraries; STAMP_TEXT  anything else whose
-#                      change rebuilds the chapter (a change of any of these rebuilds it)
-#   CPU_ONLY := 1      no GPU code: profile and sanitize say so
-#   CPU_CODE := 1      runs chapter 01's CPU code: its host flags, and OpenBLAS where found
-# Inside the folder: make, make NN, make run, make test, make profile, make sanitize, make lab,
-# make tune, make clean; the top-level targets (make 03, make test-03, make check-env, ...) are
-# handed to the top-level Makefile.
+# common/chapter.mk - the rules of every chapter folder (make, make NN, run, test, profile, sanitize,
+# lab, tune, clean). A chapter's Makefile sets what it needs, then includes this file:
+#   PROFILE_METRICS (ncu's metrics the notes discuss), PROFILE_ARGS, SANITIZE_ARGS, RUN_ARGS, TUNE_ARGS
+#   CHAPTER_NVCCFLAGS, CHAPTER_LDLIBS, STAMP_TEXT: flags, libraries, anything else; a change rebuilds
+#   CPU_ONLY := 1 (no GPU code: profile and sanitize say so); CPU_CODE := 1 (chapter 01's CPU code:
+#   its host flags, and OpenBLAS where found); CLEAN_FILES (after the include) for make clean
 include $(dir $(lastword $(MAKEFILE_LIST)))config.mk
 
 CHAPTER := $(notdir $(CURDIR))
@@ -109,5 +104,4 @@ clean:
 help:
 	@echo "$(CHAPTER): make | make $(NN) | make run [RUN_ARGS=...] | make test$(if $(filter 1,$(CPU_ONLY)),, | make profile | make sanitize) | make clean"
 	@echo "then ./$(PROGRAM) --help lists the program's options. Architecture: $(ARCH_LIST) ($(ARCH_SOURCE))."
-	@echo "From here too (handed to the top): make NN, make run-NN, make test-NN, make profile-NN, make sanitize-NN,"
-	@echo "make tune-NN, make check-env, make deps, make bench, make report. make -C .. help explains them."
+	@echo "Handed to the top from here: make NN, run-NN, test-NN, profile-NN, sanitize-NN, tune-NN, check-env, deps, bench, report (make -C .. help)."

@@ -109,7 +109,7 @@ def test_top_level_targets_inside_a_chapter_folder():
     assert own.returncode == 0 and f"-C {ROOT} 02" not in own.stdout  # built here
 
 
-def test_a_dry_run_builds_nothing():
+def test_a_dry_run_builds_nothing(tmp_path):
     watched = [os.path.join(ROOT, "common", "build"), os.path.join(ROOT, chapter("03"))]
 
     def snapshot():
@@ -119,6 +119,8 @@ def test_a_dry_run_builds_nothing():
     for goal in ("test-03", "03", "all"):
         assert make("-n", "-B", goal).returncode == 0
     assert snapshot() == before
+    assert make("-n", "measure-08", f"OUT={tmp_path}/08").returncode == 0
+    assert not os.path.exists(tmp_path / "08")
 
 
 # ---- the GPU architecture ----------------------------------------------------------------------
