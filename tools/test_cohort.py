@@ -22,7 +22,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from test_grade import IN_A_KIT, fill_todos, read, solutions, write
+from test_grade import IN_A_KIT, fill_todos, plant_student, read, solutions, write
 
 from wb import ROOT
 from wb import kit as sk
@@ -106,12 +106,7 @@ class TestCohort:
 
     @classmethod
     def grade(cls, name, bodies, edit):
-        sub = os.path.join(cls.tmp, "students", name)
-        shutil.copytree(cls.kit, sub)
-        fill_todos(os.path.join(sub, "03_shared_tiling/kernels.cuh"), bodies)
-        if edit:
-            edit(sub)
-        g = os.path.join(cls.tmp, "grades", name)
+        sub, g = plant_student(cls.tmp, cls.kit, name, bodies, edit)
         env = dict(os.environ, GRADE_DIR=g, STUDENT_ID=name, GRADE_JOBS="4",
                    GRADE_REFERENCE=os.path.join(cls.tmp, "reference"))
         env.pop("GRADE_SEED", None)

@@ -2,8 +2,6 @@
 08's CSV files, the filling of the notes between their markers, and the pictures (skipped without
 matplotlib)."""
 import os
-import shutil
-import tempfile
 
 import pytest
 
@@ -65,15 +63,13 @@ link_gbs: 63.0
 
 
 class Fixture:
-    def setup_method(self):
-        self.dir = tempfile.mkdtemp()
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.dir = str(tmp_path)
         for name, text in [("crossover.csv", CROSSOVER), ("streams.csv", STREAMS), ("graphs.csv", GRAPHS),
                            ("timeline_serial.csv", TIMELINE), ("timeline_pipelined.csv", TIMELINE), ("run.txt", RUN)]:
             with open(os.path.join(self.dir, name), "w") as f:
                 f.write(text)
-
-    def teardown_method(self):
-        shutil.rmtree(self.dir)
 
 
 class TestCrossover(Fixture):

@@ -75,6 +75,18 @@ def fill_todos(path, bodies):
     write(path, "".join(out))
 
 
+def plant_student(tmp, kit, name, bodies, edit=None):
+    """A student of chapter 03 under tmp/students/NAME: a copy of the kit, its kernels.cuh regions
+    filled with `bodies`, then edit(folder) when given. Returns (that folder, tmp/grades/NAME, the
+    grade folder to use)."""
+    sub = os.path.join(tmp, "students", name)
+    shutil.copytree(kit, sub)
+    fill_todos(os.path.join(sub, "03_shared_tiling/kernels.cuh"), bodies)
+    if edit:
+        edit(sub)
+    return sub, os.path.join(tmp, "grades", name)
+
+
 def solutions(repo, rel):
     """The solution regions' bodies of one file of the workbook."""
     text = read(os.path.join(repo, rel))
@@ -365,12 +377,7 @@ class TestStandInGrading:
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def grade_student(self, name, bodies, edit=None):
-        sub = os.path.join(self.tmp, "students", name)
-        shutil.copytree(self.kit, sub)
-        fill_todos(os.path.join(sub, "03_shared_tiling/kernels.cuh"), bodies)
-        if edit:
-            edit(sub)
-        g = os.path.join(self.tmp, "grades", name)
+        sub, g = plant_student(self.tmp, self.kit, name, bodies, edit)
         r = run(["bash", "tools/grade.sh", "--submission", sub, "--manifest", self.manifest],
                 {"PATH": self.path, "GRADE_DIR": g, "GRADE_SEED": "7", "STUDENT_ID": name,
                  "GRADE_REFERENCE": os.path.join(self.tmp, "reference")}, cwd=self.wb)
@@ -470,11 +477,9 @@ RULES = {"tests": 2, "correctness": 3, "sanitizer": 1,
 
 
 class TestScoring:
-    def setup_method(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-grade-score-")
-
-    def teardown_method(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
 
     def score(self, g, rules=None, **extra):
         rubric = {"name": "t", "bench_shape": "256", "chapters": {"03_shared_tiling": rules or RULES},
@@ -593,11 +598,9 @@ class TestScoring:
 # ==== 4. usage ======================================================================================
 
 class TestUsage:
-    def setup_method(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-grade-use-")
-
-    def teardown_method(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
 
     def test_bad_usage_exits_2_with_one_line(self):
         bad = os.path.join(self.tmp, "rubric.json")

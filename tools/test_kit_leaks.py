@@ -175,16 +175,14 @@ def make_kit(repo, kit, chapters=None):
 
 
 class Fixture:
-    def setup_method(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-kit-leaks-")
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
         self.repo = os.path.join(self.tmp, "repo")
         self.kit = os.path.join(self.tmp, "kit")
         for rel, text in FILES.items():
             write(os.path.join(self.repo, rel), text)
         make_kit(self.repo, self.kit)
-
-    def teardown_method(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def plant(self, rel, text, mode="a"):
         write(os.path.join(self.kit, rel), text, mode)

@@ -47,6 +47,15 @@ def run(cmd, env_extra=None, cwd=ROOT):
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
 
 
+def read_reports(out):
+    """The English and the Chinese report that a fill wrote into `out`."""
+    texts = []
+    for name in ("report.md", "report.zh-CN.md"):
+        with open(os.path.join(out, name), encoding="utf-8") as f:
+            texts.append(f.read())
+    return tuple(texts)
+
+
 def matplotlib_available():
     return run(["python3", "-c", "import matplotlib"]).returncode == 0
 
@@ -164,12 +173,7 @@ class TestReportFixture:
             "REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": cls.out,
             "STUDENT_ID": "S7654321", "PYTHONPATH": hide_matplotlib(os.path.join(cls.tmp, "nompl"))})
         cls.rows = fixture_rows()
-        cls.en = cls.zh = ""
-        if cls.result.returncode == 0:
-            with open(os.path.join(cls.out, "report.md"), encoding="utf-8") as f:
-                cls.en = f.read()
-            with open(os.path.join(cls.out, "report.zh-CN.md"), encoding="utf-8") as f:
-                cls.zh = f.read()
+        cls.en, cls.zh = read_reports(cls.out) if cls.result.returncode == 0 else ("", "")
 
     @classmethod
     def teardown_class(cls):
@@ -408,12 +412,7 @@ class TestHomework:
         cls.result = run(["bash", "tools/report.sh"], {
             "REPORT_CSV": FIXTURE_CSV, "REPORT_ENV": FIXTURE_ENV, "REPORT_OUT": cls.out, "REPORT_RUBRIC": FIXTURE_RUBRIC,
             "PYTHONPATH": hide_matplotlib(os.path.join(cls.tmp, "nompl"))})
-        cls.en = cls.zh = ""
-        if cls.result.returncode == 0:
-            with open(os.path.join(cls.out, "report.md"), encoding="utf-8") as f:
-                cls.en = f.read()
-            with open(os.path.join(cls.out, "report.zh-CN.md"), encoding="utf-8") as f:
-                cls.zh = f.read()
+        cls.en, cls.zh = read_reports(cls.out) if cls.result.returncode == 0 else ("", "")
         import json
         with open(FIXTURE_RUBRIC, encoding="utf-8") as f:
             cls.homework = set(json.load(f)["homework"])
@@ -529,12 +528,10 @@ class TestHomework:
 class TestWhoseNumbers:
     """The report says at its top, in bold, when its numbers are not the student's own."""
 
-    def setup_method(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-report-")
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
         self.out = os.path.join(self.tmp, "report")
-
-    def teardown_method(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def fill(self, csv_path, student=None):
         env = {"REPORT_CSV": csv_path, "REPORT_OUT": self.out,
@@ -602,13 +599,11 @@ class TestWhoseNumbers:
 class TestRefill:
     """`make report` again must keep everything the student wrote."""
 
-    def setup_method(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-report-")
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
         self.out = os.path.join(self.tmp, "report")
         self.nompl = hide_matplotlib(os.path.join(self.tmp, "nompl"))
-
-    def teardown_method(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def fill(self, csv_path=FIXTURE_CSV):
         r = run(["bash", "tools/report.sh"], {"REPORT_CSV": csv_path, "REPORT_ENV": FIXTURE_ENV,
@@ -720,11 +715,9 @@ class TestRefill:
 
 
 class TestReportEdgeCases:
-    def setup_method(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-report-")
-
-    def teardown_method(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
 
     def fill_without_plots(self, csv_path=FIXTURE_CSV, env_path=FIXTURE_ENV, **extra):
         """`make report` without matplotlib; asserts it succeeded and returns (report.md, report.zh-CN.md)."""
@@ -927,11 +920,9 @@ class TestPlots:
 
 
 class TestBenchTools:
-    def setup_method(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-bench-")
-
-    def teardown_method(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
 
     def test_an_unwritable_results_folder_stops_bench_before_any_work(self):
         blocker = os.path.join(self.tmp, "a_file")

@@ -195,8 +195,9 @@ class TestLeakScan:
               "    return out;\n"
               "}\n")
 
-    def setup_method(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-leak-")
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
         self.repo = os.path.join(self.tmp, "repo")
         os.makedirs(os.path.join(self.repo, "01_toy", "lab"))
         with open(os.path.join(self.repo, "01_toy", "toy.h"), "w") as f:
@@ -204,9 +205,6 @@ class TestLeakScan:
         with open(os.path.join(self.repo, "README.md"), "w") as f:
             f.write("# notes\n\nThe inner loop runs `while (end < n && text[end] == text[start]) ++end`.\n")
         self.kit = os.path.join(self.tmp, "kit")
-
-    def teardown_method(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def make(self):
         with redirect_stdout(StringIO()):
@@ -445,11 +443,9 @@ class TestKit:
 
 @pytest.mark.skipif(IN_A_KIT, reason="this is a student kit: its solution regions were taken out")
 class TestUsage:
-    def setup_method(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-kit-")
-
-    def teardown_method(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
 
     def assert_usage_error(self, args, *words):
         r = run([sys.executable, *KIT_TOOL] + args)
@@ -508,8 +504,9 @@ class TestSkippedMeansUntested:
     """An unfilled kit on a machine without a GPU skips every kernel test: make test's runner must
     say so in words, not just "0 failed", and keep its summary as the last line."""
 
-    def setup_method(self):
-        self.tmp = tempfile.mkdtemp(prefix="wb-runtests-")
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
         # A folder of Python tests under the workbook's pytest settings, on a machine without a GPU
         # (an nvidia-smi that lists none), whatever this machine has.
         self.py = os.path.join(self.tmp, "py")
@@ -522,9 +519,6 @@ class TestSkippedMeansUntested:
         os.chmod(os.path.join(fake_bin, "nvidia-smi"), 0o755)
         self.env = dict(os.environ, PATH=fake_bin + os.pathsep + os.environ["PATH"])
         self.env.pop("REQUIRE_GPU", None)
-
-    def teardown_method(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def fake(self, name, counts):
         """A stand-in C++ test binary that reports "P F S G" as common/test_main.cpp does."""

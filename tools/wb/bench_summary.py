@@ -17,6 +17,7 @@ import statistics
 import sys
 from collections import defaultdict
 
+from wb import add_command
 from wb.shapes import flops, shape_label, shape_order  # noqa: F401  (the report uses them from here too)
 
 # The rows the GPU harness times as the baseline of every chapter (common/gemm_harness.cu).
@@ -161,8 +162,7 @@ def summary_text(rows):
 
 
 def register(sub):
-    p = sub.add_parser("bench-summary", help="the closing table of make bench, from a results CSV",
-                       description=__doc__.split("\n\n")[0])
+    p = add_command(sub, "bench-summary", "the closing table of make bench, from a results CSV", __doc__)
     p.add_argument("csv", nargs="?", default="results/bench.csv", help="default: results/bench.csv")
     p.set_defaults(run=lambda a: main(a.csv))
 

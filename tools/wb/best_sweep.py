@@ -21,7 +21,6 @@ The goals (issue "ladder and lab"): `best` never more than 3% slower than the fa
 any shape with M, N, K >= 256, and chapter 05's `best` at a median of at least 90% of cuBLAS with no
 shape below 75%.
 """
-import argparse
 import csv
 import os
 import random
@@ -29,7 +28,7 @@ import statistics
 import subprocess
 import sys
 
-from wb import ROOT
+from wb import ROOT, add_command
 CHAPTERS = ["05_float4_vectorized", "06_tensor_core_wmma"]
 
 
@@ -113,10 +112,8 @@ def read_rows(paths):
 
 
 def register(top):
-    ap = top.add_parser("best-sweep", help="does each chapter's best pick well? a sweep of random shapes",
-                        description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    ap, sub = add_command(top, "best-sweep", "does each chapter's best pick well? a sweep of random shapes", __doc__,
+                              nested=True)
     for name in ("shapes", "run"):
         p = sub.add_parser(name)
         p.add_argument("--count", type=int, default=30)

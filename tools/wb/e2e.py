@@ -13,13 +13,12 @@ transfers.csv, crossover.csv, streams.csv, timeline_serial.csv, timeline_pipelin
 graphs.csv, managed.csv. A part that did not run has no file, and its table says so.
 Standard library only; matplotlib is optional (without it the tables are still written and one
 line says how to get the pictures)."""
-import argparse
 import csv
 import os
 import re
 import sys
 
-from wb import ROOT
+from wb import ROOT, add_command
 from wb.mdtable import lines as table
 
 SECTIONS = ["provenance", "transfers", "crossover", "breakdown", "streams", "graphs", "managed"]
@@ -426,10 +425,8 @@ def plots(folder):
 
 
 def register(top):
-    parser = top.add_parser("e2e", help="the pictures and tables of chapter 08, from its --out folder",
-                            description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    parser, sub = add_command(top, "e2e", "the pictures and tables of chapter 08, from its --out folder", __doc__,
+                              nested=True)
     p = sub.add_parser("plots", help="DIR/tables.md and, with matplotlib, the pictures")
     p.add_argument("folder", metavar="DIR")
     p = sub.add_parser("fill", help="the tables of DIR into the chapter's notes")

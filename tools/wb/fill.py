@@ -6,7 +6,7 @@ import csv
 import os
 import re
 
-from wb import mdtable
+from wb import add_command, mdtable
 
 OPEN, CLOSE = "<!-- H200-RESULTS -->", "<!-- /H200-RESULTS -->"
 TEXT = {
@@ -56,8 +56,7 @@ def fill(path, block):
 
 
 def register(sub):
-    p = sub.add_parser("fill", help="the measured table of each chapter in a results CSV, into its notes",
-                       description=__doc__.split("\n\n")[0])
+    p = add_command(sub, "fill", "the measured table of each chapter in a results CSV, into its notes", __doc__)
     p.add_argument("csv", metavar="CSV", help="the bench results (e.g. results/h200/bench.csv)")
     p.add_argument("commands", metavar="COMMANDS.tsv", nargs="?",
                    help="chapter<TAB>the command that measured it (make bench writes results/bench_commands.tsv)")

@@ -31,7 +31,6 @@ and writes grade.csv (one row per chapter, variant, report section, total) and g
 Exit status: 0 done; 1 the submission could not be assembled at all; 2 bad usage or unreadable
 input (a manifest that does not match this workbook included).
 """
-import argparse
 import collections
 import csv
 import datetime
@@ -42,7 +41,7 @@ import random
 import re
 import sys
 
-from wb import ROOT
+from wb import ROOT, add_command
 from wb import kit as sk
 from wb import shapes as wb_shapes
 from wb.bench_summary import number  # a CSV number, or None
@@ -73,12 +72,17 @@ def read_text(path):
 
 # ==== assemble: the tree to grade ===================================================================
 
-def load_manifest(path):
+def read_json(path, what):
+    """The JSON object in path; UsageError naming `what` when it cannot be read or parsed."""
     try:
         with open(path, encoding="utf-8") as f:
-            m = json.load(f)
+            return json.load(f)
     except (OSError, ValueError) as e:
-        raise UsageError(f"cannot read the kit manifest {path}: {e}")
+        raise UsageError(f"cannot read {what} {path}: {e}")
+
+
+def load_manifest(path):
+    m = read_json(path, "the kit manifest")
     if m.get("kind") != sk.MANIFEST_KIND or not isinstance(m.get("files"), dict):
         raise UsageError(f"{path} is not a kit manifest (make student-kit writes one beside the kit)")
     return m
@@ -401,11 +405,7 @@ def is_skipped(row):
 # ==== the rubric ====================================================================================
 
 def load_rubric(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            rubric = json.load(f)
-    except (OSError, ValueError) as e:
-        raise UsageError(f"cannot read the rubric {path}: {e}")
+    rubric = read_json(path, "the rubric")
     if not isinstance(rubric.get("chapters"), dict):
         raise UsageError(f"the rubric {path} has no \"chapters\" object")
     if rubric.get("scoring", "per_variant") not in ("per_variant", "chapter"):
@@ -808,10 +808,8 @@ def write_md(g, info, prov, rubric, rubric_path, summary, variant_lines, changes
 # ==== command line ==================================================================================
 
 def register(top):
-    parser = top.add_parser("grade", help="the grader's Python half (tools/grade.sh runs the GPU half)",
-                            description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    parser, sub = add_command(top, "grade", "the grader's Python half (tools/grade.sh runs the GPU half)", __doc__,
+                              nested=True)
     p = sub.add_parser("assemble", help="the tree to grade: a fresh kit with the student's region text")
     p.add_argument("--submission", required=True)
     p.add_argument("--manifest", required=True)

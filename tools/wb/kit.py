@@ -48,7 +48,6 @@ kit is a fresh folder with no history. The instructors' guide is replaced by a s
 links to it still lead somewhere. Exit status: 0 done, 1 invalid markers, a kit that does not
 match, or a leak; 2 bad usage. Python stdlib only.
 """
-import argparse
 import datetime
 import hashlib
 import json
@@ -59,7 +58,7 @@ import subprocess
 import sys
 from collections import namedtuple
 
-from wb import ROOT
+from wb import ROOT, add_command
 SOURCE_EXTS = (".cu", ".cuh", ".h", ".hpp", ".cpp", ".cc", ".cxx", ".c")
 SOLUTION, INSTRUCTOR = "SOLUTION", "INSTRUCTOR ONLY"
 BEGIN_RE = re.compile(r"^([ \t]*)// BEGIN (SOLUTION|INSTRUCTOR ONLY):(.*)$")
@@ -551,10 +550,8 @@ def cmd_check(repo):
 
 
 def register(top):
-    parser = top.add_parser("kit", help="the student starter kit: make, restore, leaks, check",
-                            description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    parser, sub = add_command(top, "kit", "the student starter kit: make, restore, leaks, check", __doc__,
+                              nested=True)
     p = sub.add_parser("make", help="write the kit into KIT_DIR (new or empty), then scan it for leaks")
     p.add_argument("kit")
     p.add_argument("--homework", help='the chapters whose solutions are taken out, e.g. "00 02 03 06" '

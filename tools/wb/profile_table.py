@@ -6,7 +6,7 @@ table the first time). The log may hold several chapters, each introduced by a l
 import os
 import re
 
-from wb import mdtable
+from wb import add_command, mdtable
 
 OPEN, CLOSE = "<!-- H200-PROFILE -->", "<!-- /H200-PROFILE -->"
 CAPTION = {
@@ -75,8 +75,7 @@ def fill(path, block):
 
 
 def register(sub):
-    p = sub.add_parser("profile-table", help="make profile-NN's Nsight Compute log as markdown tables",
-                       description=__doc__.split("\n\n")[0])
+    p = add_command(sub, "profile-table", "make profile-NN's Nsight Compute log as markdown tables", __doc__)
     p.add_argument("log", metavar="NCU_LOG")
     p.add_argument("--fill", action="store_true", help="write each table into its chapter's notes")
     p.add_argument("--date", default="", help="the date the caption names")

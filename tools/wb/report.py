@@ -44,7 +44,6 @@ is missing or empty (or holds no row of the homework's chapters), REPORT_SHAPE i
 in the results, REPORT_RUBRIC cannot be read or names a chapter that is not here, or REPORT_OUT
 cannot be written (also when a write fails later: one line, never a traceback).
 """
-import argparse
 import datetime
 import hashlib
 import json
@@ -57,7 +56,7 @@ import sys
 import tempfile
 from collections import defaultdict
 
-from wb import ROOT
+from wb import ROOT, add_command
 from wb import bench_summary as bs  # the same reading of the CSV as `make bench`
 from wb.mdtable import table as md_table
 from wb.shapes import parse_shape, shape_text  # the programs' grammar of sizes
@@ -1259,9 +1258,7 @@ def write_report(path, text):
 
 
 def register(sub):
-    p = sub.add_parser("report", help="make report: the homework report, filled from measured results",
-                       description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "report", "make report: the homework report, filled from measured results", __doc__)
     p.set_defaults(run=lambda a: main())
 
 

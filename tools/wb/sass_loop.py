@@ -9,10 +9,11 @@ prints the opcode counts of that loop body, e.g. how many HMMA (tensor-core) ins
 for each shared-memory load (LDS, LDSM) or generic load (LD). --listing prints the loop itself.
 Exit status: 0 done, 1 no kernel matched, 2 bad usage. Python stdlib only.
 """
-import argparse
 import collections
 import re
 import sys
+
+from wb import add_command
 
 INSN = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)(.*?);")
 BRANCH = re.compile(r"BRA\s+(?:`\(\.L_x_\d+\)|0x([0-9a-f]+))")
@@ -48,9 +49,7 @@ def main_loop(body):
 
 
 def register(sub):
-    p = sub.add_parser("sass-loop", help="the main loop of a kernel's SASS (cuobjdump -sass on stdin), counted",
-                       description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "sass-loop", "the main loop of a kernel's SASS (cuobjdump -sass on stdin), counted", __doc__)
     p.add_argument("pattern", metavar="PATTERN", help="part of the (mangled) kernel name")
     p.add_argument("--listing", action="store_true", help="print the loop itself too")
     p.set_defaults(run=lambda a: main(a.pattern, a.listing))

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 
+from wb import add_command
+
 NO_GPU = "no usable GPU"
 
 
@@ -132,7 +134,6 @@ def main(tests):
 
 
 def register(sub):
-    p = sub.add_parser("test", help="run C++ test binaries and Python test files; one closing count",
-                       description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1])
+    p = add_command(sub, "test", "run C++ test binaries and Python test files; one closing count", __doc__)
     p.add_argument("tests", nargs="+", metavar="TEST", help="a Catch2 test binary or a tools/test_*.py file")
     p.set_defaults(run=lambda a: main(a.tests))
