@@ -194,6 +194,40 @@ TEST_CASE("08: bad input exits 2, no GPU exits 3, --help exits 0", "[08]") {
 }
 
 
+TEST_CASE("08: the parts are numbered 1-6 and keep the CSV columns tools/e2e_plots.py reads", "[08]") {
+    auto columns = [](const ch08::Table& table) {
+        std::string joined;
+        for (const std::string& c : table.header) joined += (joined.empty() ? "" : ",") + c;
+        return table.csv + ": " + joined;
+    };
+    const ch08::PartReport reports[] = {
+        ch08::report(std::vector<ch08::TransferRow>{}, ch08::LinkFacts{}),
+        ch08::report(std::vector<ch08::CrossoverRow>{}),
+        ch08::report(ch08::StreamsResult{}),
+        ch08::report(ch08::GraphsResult{}),
+        ch08::report(ch08::SmallRow{}, wb::Shape{1, 1, 1}, 1),
+        ch08::report(ch08::ManagedResult{}),
+    };
+    for (int i = 0; i < ch08::kPartCount; ++i) {
+        INFO(ch08::kParts[i]);
+        CHECK(reports[i].part == i + 1);
+        CHECK(reports[i].title.rfind(i == 5 ? "unified memory" : ch08::kParts[i], 0) == 0);
+    }
+    CHECK(columns(reports[0].tables.at(0)) == "transfers.csv: direction,host,bytes,ms_median,ms_min,gbs,pct_link");
+    CHECK(columns(reports[1].tables.at(0)) ==
+          "crossover.csv: size,shape,path,kind,total_ms,min_ms,h2d_ms,kernel_ms,d2h_ms,overhead_ms,reps,status,rel_err");
+    REQUIRE(reports[2].tables.size() == 3);
+    CHECK(columns(reports[2].tables[0]) == "streams.csv: mode,streams,panels,ms,h2d_ms,gemm_ms,d2h_ms,copy_ms,"
+                                           "goal_bound_ms,engine_bound_ms,ratio_goal,status,same_as_serial");
+    CHECK(columns(reports[2].tables[1]) == "timeline_serial.csv: stream,op,panel,start_ms,end_ms");
+    CHECK(columns(reports[2].tables[2]) == "timeline_pipelined.csv: stream,op,panel,start_ms,end_ms");
+    for (int i : {3, 4})
+        CHECK(columns(reports[i].tables.at(0)) ==
+              "graphs.csv: path,shape,count,us_per_gemm,gpu_us_per_gemm,status,same_as_loop");
+    CHECK(columns(reports[5].tables.at(0)) == "managed.csv: scenario,setup_ms,first_gemm_ms,second_gemm_ms,c_to_cpu_ms,"
+                                              "cpu_reads_a_ms,status,same_as_explicit");
+}
+
 TEST_CASE("08: one writer: aligned tables, CSV files started once and appended to after", "[08]") {
     wb::test::TempDir dir;
     ch08::Writer out(dir.path);
