@@ -48,20 +48,24 @@ Settings parse_or_exit(int argc, char** argv) {
     const std::vector<wb::ExtraOption> extras = {{"json", "FILE", &s.json, nullptr},
                                                  {"quick", "", nullptr, &s.quick}};
     std::string error;
-    if (!wb::parse_options(argc, argv, s.opt, error, extras) || !check_env_options(s.opt, error)) bad_input(error);
+    if (!wb::parse_options(argc, argv, s.opt, error, extras) || !check_env_options(s.opt, error))
+        bad_input(error);
     if (s.opt.help) {  // not wb::usage: most of the shared GEMM options do not apply here
-        std::printf("usage: %s [--quick] [--json FILE] [--warmup W] [--reps R] [--seed S] [--help]\n"
-                    "  --quick      smaller, faster measurements (for tests, sanitizers and profilers)\n"
-                    "  --json FILE  also write every fact and measured ceiling as JSON (keys: README.md)\n"
-                    "  --warmup W, --reps R  untimed and timed runs (default 2 and 10; the median is shown)\n"
-                    "  --seed S     seed of the cuBLAS smoke test's random data (default 2024)\n"
-                    "The GEMM options of the other chapters (--size, --variant, --csv, ...) do not apply.\n"
-                    "exit status: 0 ready, 1 the cuBLAS smoke test failed, 2 bad input, 3 no usable CUDA\n"
-                    "device (or no code for it in this binary)\n", kProg);
+        std::printf(
+            "usage: %s [--quick] [--json FILE] [--warmup W] [--reps R] [--seed S] [--help]\n"
+            "  --quick      smaller, faster measurements (for tests, sanitizers and profilers)\n"
+            "  --json FILE  also write every fact and measured ceiling as JSON (keys: README.md)\n"
+            "  --warmup W, --reps R  untimed and timed runs (default 2 and 10; the median is shown)\n"
+            "  --seed S     seed of the cuBLAS smoke test's random data (default 2024)\n"
+            "The GEMM options of the other chapters (--size, --variant, --csv, ...) do not apply.\n"
+            "exit status: 0 ready, 1 the cuBLAS smoke test failed, 2 bad input, 3 no usable CUDA\n"
+            "device (or no code for it in this binary)\n",
+            kProg);
         std::exit(wb::kExitOk);
     }
     for (int i = 1; i < argc; ++i)  // "--json=" gives an empty name
-        if (std::strncmp(argv[i], "--json", 6) == 0 && s.json.empty()) bad_input("option --json needs a file name");
+        if (std::strncmp(argv[i], "--json", 6) == 0 && s.json.empty())
+            bad_input("option --json needs a file name");
     if (!s.json.empty()) {  // an unwritable path is found now, not after the measuring ("a" keeps a file)
         FILE* f = std::fopen(s.json.c_str(), "a");
         if (!f) bad_input("cannot write the --json file '" + s.json + "': " + std::strerror(errno));
@@ -149,18 +153,23 @@ Gpu query_gpu(int dev) {
         {"l2_bytes", integer(get(cudaDevAttrL2CacheSize)), "L2 cache"},
         {"smem_per_block_bytes", integer(get(cudaDevAttrMaxSharedMemoryPerBlock)), "shared memory / block"},
         {"smem_per_block_optin_bytes", integer(f.smem_per_block_optin), "  with opt-in"},
-        {"smem_per_sm_bytes", integer(get(cudaDevAttrMaxSharedMemoryPerMultiprocessor)), "shared memory / SM"},
-        {"smem_reserved_per_block_bytes", integer(get(cudaDevAttrReservedSharedMemoryPerBlock)), "  reserved / block"},
+        {"smem_per_sm_bytes", integer(get(cudaDevAttrMaxSharedMemoryPerMultiprocessor)),
+         "shared memory / SM"},
+        {"smem_reserved_per_block_bytes", integer(get(cudaDevAttrReservedSharedMemoryPerBlock)),
+         "  reserved / block"},
         {"regs_per_block", integer(get(cudaDevAttrMaxRegistersPerBlock)), "registers / block (32 bit)"},
         {"regs_per_sm", integer(get(cudaDevAttrMaxRegistersPerMultiprocessor)), "registers / SM"},
         {"warp_size", integer(get(cudaDevAttrWarpSize)), "warp size"},
         {"max_threads_per_block", integer(get(cudaDevAttrMaxThreadsPerBlock)), "threads / block"},
         {"max_threads_per_sm", integer(f.max_threads_per_sm), "threads / SM"},
         {"max_blocks_per_sm", integer(get(cudaDevAttrMaxBlocksPerMultiprocessor)), "blocks / SM"},
-        {"max_block_dim", dims(cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY, cudaDevAttrMaxBlockDimZ), "block dims"},
-        {"max_grid_dim", dims(cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY, cudaDevAttrMaxGridDimZ), "grid dims"},
+        {"max_block_dim", dims(cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY, cudaDevAttrMaxBlockDimZ),
+         "block dims"},
+        {"max_grid_dim", dims(cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY, cudaDevAttrMaxGridDimZ),
+         "grid dims"},
         {"kernel_timeout", boolean(timeout), "kernel time limit",
-         timeout ? "YES: a display watchdog ends long kernels: keep launches short (see the README)" : "none"},
+         timeout ? "YES: a display watchdog ends long kernels: keep launches short (see the README)"
+                 : "none"},
         {"integrated", boolean(get(cudaDevAttrIntegrated) != 0), "integrated (shares CPU memory)"},
         {"ecc", boolean(get(cudaDevAttrEccEnabled) != 0), "ECC"},
     };
@@ -184,10 +193,11 @@ void print_gpu(const Gpu& g, const std::vector<int>& built) {
     if (!g.query_error.empty()) return field("error", g.query_error);
     field("compute capability", f.cc() + " (" + g.sm() + ")");
     const std::string expected = code_for(built, f.cc_number()).text;
-    field("code in this binary", g.kernel_image == "ok" ? "yes: a test kernel ran (" + expected + ")"
-                                 : g.kernel_image == "missing"
-                                     ? "NO (" + expected + "). Fix: " + wb::rebuild_hint(f.cc_major, f.cc_minor)
-                                     : "a test kernel failed: " + g.kernel_image);
+    field("code in this binary",
+          g.kernel_image == "ok" ? "yes: a test kernel ran (" + expected + ")"
+          : g.kernel_image == "missing"
+              ? "NO (" + expected + "). Fix: " + wb::rebuild_hint(f.cc_major, f.cc_minor)
+              : "a test kernel failed: " + g.kernel_image);
     print(g.limits);
 }
 
@@ -244,11 +254,12 @@ int run(const Settings& s) {
         const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
         section("GPUs");
         field("usable CUDA GPUs", "none (" + r.device_error + ")");
-        field("what to do", r.driver_version == 0 || err == cudaErrorInsufficientDriver
-                                ? "install or update the NVIDIA driver, then check that 'nvidia-smi' lists your GPU"
-                                : std::string("check that 'nvidia-smi' lists a GPU") +
-                                      (visible ? std::string("; CUDA_VISIBLE_DEVICES='") + visible + "' may hide it" : "") +
-                                      "; in a container, start it with the GPU passed in (docker run --gpus all)");
+        field("what to do",
+              r.driver_version == 0 || err == cudaErrorInsufficientDriver
+                  ? "install or update the NVIDIA driver, then check that 'nvidia-smi' lists your GPU"
+                  : std::string("check that 'nvidia-smi' lists a GPU") +
+                        (visible ? std::string("; CUDA_VISIBLE_DEVICES='") + visible + "' may hide it" : "") +
+                        "; in a container, start it with the GPU passed in (docker run --gpus all)");
     }
     for (int dev = 0; err == cudaSuccess && dev < count; ++dev) {
         r.gpus.push_back(query_gpu(dev));
@@ -257,7 +268,8 @@ int run(const Settings& s) {
     // The chapters run on device 0 (CUDA_VISIBLE_DEVICES picks which GPU that is): measure it.
     if (!r.gpus.empty() && r.gpus[0].query_error.empty()) {
         Gpu& g = r.gpus[0];
-        if (g.kernel_image == "ok") std::printf("\nmeasuring GPU 0 (%s)...\n", s.quick ? "quick" : "a few seconds");
+        if (g.kernel_image == "ok")
+            std::printf("\nmeasuring GPU 0 (%s)...\n", s.quick ? "quick" : "a few seconds");
         std::fflush(stdout);
         measure(g, s);
         if (g.measure_ran) {
@@ -271,9 +283,10 @@ int run(const Settings& s) {
     }
     section("Tools");
     for (const Tool& t : r.tools) field(t.name, describe(t));
-    field("GPU performance counters", r.profiling_admin_only == 1   ? "root only (RmProfilingAdminOnly=1): see the README"
-                                      : r.profiling_admin_only == 0 ? "open to every user"
-                                                                    : "unknown (no /proc/driver/nvidia/params)");
+    field("GPU performance counters",
+          r.profiling_admin_only == 1   ? "root only (RmProfilingAdminOnly=1): see the README"
+          : r.profiling_admin_only == 0 ? "open to every user"
+                                        : "unknown (no /proc/driver/nvidia/params)");
     const Verdict v = judge(r);
     section("Verdict");
     for (const std::string& line : v.first_lines()) std::printf("  %s\n", line.c_str());

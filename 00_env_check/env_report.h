@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdarg>
 #include <cstdlib>
@@ -45,7 +46,9 @@ inline std::string bytes_text(double b) {
 }
 // A rate as the chapters' tables print it, from 1000 on also in the 1000 times larger unit.
 inline std::string rate_text(double v, const char* unit, const char* big) {
-    return !measured(v) ? "-" : v < 1000 ? strf("%.1f %s", v, unit) : strf("%.0f %s (%.2f %s)", v, unit, v / 1000, big);
+    return !measured(v) ? "-"
+           : v < 1000   ? strf("%.1f %s", v, unit)
+                        : strf("%.0f %s (%.2f %s)", v, unit, v / 1000, big);
 }
 
 // ---- the JSON writer, and the screen ------------------------------------------------------------
@@ -63,8 +66,12 @@ inline std::string number(double v) { return measured(v) ? strf("%.7g", v) : nul
 inline std::string text(const std::string& s) {  // escaped; UTF-8 passes unchanged
     std::string out = "\"";
     for (const unsigned char c : s)
-        out += c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\t' ? "\\t"
-               : c < 0x20 ? strf("\\u%04x", c) : std::string(1, char(c));
+        out += c == '"'    ? "\\\""
+               : c == '\\' ? "\\\\"
+               : c == '\n' ? "\\n"
+               : c == '\t' ? "\\t"
+               : c < 0x20  ? strf("\\u%04x", c)
+                           : std::string(1, char(c));
     return out + "\"";
 }
 inline std::string text_or_null(const std::string& s) { return s.empty() ? null() : text(s); }
@@ -115,10 +122,10 @@ inline std::string shown(const Line& l) {
 inline const wb::Shape kSmokeShape{257, 255, 259};
 
 struct Gpu {
-    wb::DeviceFacts facts;        // as wb::query_device returns it (common/device.cuh)
-    std::vector<Line> limits;     // the other limits the chapters design their kernels around
-    std::string query_error;      // why the driver could not describe this GPU
-    std::string kernel_image;     // "ok", "missing" (no code for it in this binary) or the launch's error
+    wb::DeviceFacts facts;     // as wb::query_device returns it (common/device.cuh)
+    std::vector<Line> limits;  // the other limits the chapters design their kernels around
+    std::string query_error;   // why the driver could not describe this GPU
+    std::string kernel_image;  // "ok", "missing" (no code for it in this binary) or the launch's error
     // GPU 0 only, the one the chapters run on:
     bool measure_ran = false;
     std::string measure_error;  // the CUDA error that stopped the measurements
@@ -163,12 +170,14 @@ inline std::string version_text(int v) { return v > 0 ? wb::cuda_version_string(
 inline VersionMatch match_versions(int driver, int runtime) {
     const std::string d = version_text(driver), r = version_text(runtime);
     if (driver <= 0)
-        return {false, "NO: no NVIDIA driver was found (libcuda.so could not be loaded). Install the NVIDIA "
-                       "driver; on WSL2 install it on the Windows side only."};
+        return {false,
+                "NO: no NVIDIA driver was found (libcuda.so could not be loaded). Install the NVIDIA "
+                "driver; on WSL2 install it on the Windows side only."};
     if (driver >= runtime) return {true, "yes (the driver supports CUDA " + d + " >= runtime " + r + ")"};
     if (driver / 1000 == runtime / 1000)
-        return {true, "mostly: the runtime (" + r + ") is newer than the driver (" + d + "); it runs by " +
-                          "minor-version compatibility, but PTX cannot be JIT-compiled. Update the NVIDIA driver."};
+        return {true,
+                "mostly: the runtime (" + r + ") is newer than the driver (" + d + "); it runs by " +
+                    "minor-version compatibility, but PTX cannot be JIT-compiled. Update the NVIDIA driver."};
     return {false, "NO: the driver supports only CUDA " + d + " but this program was built with CUDA " + r +
                        ". Update the NVIDIA driver (or build with an older toolkit)."};
 }
@@ -191,7 +200,8 @@ inline CodeMatch code_for(const std::vector<int>& built, int cc) {
     const std::string better = "; build with ARCH=" + here + " for code made for this GPU";
     if (older > 0) return {"compatible", strf("SASS for sm_%d, which runs on ", older) + here + better};
     if (newest > 0 && cc > newest)
-        return {"ptx_jit", strf("only PTX for compute_%d, compiled by the driver at the first start", newest) + better};
+        return {"ptx_jit",
+                strf("only PTX for compute_%d, compiled by the driver at the first start", newest) + better};
     return {"none", "none: no compiled-in architecture runs on " + here};
 }
 
@@ -217,11 +227,14 @@ inline std::string describe(const Tool& t) {  // what to tell the student
 inline int profiling_admin_only(const std::string& params) {
     const size_t at = params.find("RmProfilingAdminOnly:");
     const size_t digit = at == std::string::npos ? at : params.find_first_not_of(' ', at + 21);
-    return digit == std::string::npos || !std::isdigit(static_cast<unsigned char>(params[digit])) ? -1
-                                                                                                 : params[digit] != '0';
+    return digit == std::string::npos || !std::isdigit(static_cast<unsigned char>(params[digit]))
+               ? -1
+               : params[digit] != '0';
 }
-inline bool is_wsl(const std::string& proc_version) {  // "...microsoft-standard-WSL2..." in /proc/version
-    return proc_version.find("icrosoft") != std::string::npos || proc_version.find("WSL") != std::string::npos;
+inline bool is_wsl(std::string proc_version) {  // "...microsoft-standard-WSL2..." in /proc/version
+    for (char& c : proc_version) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return proc_version.find("microsoft") != std::string::npos ||
+           proc_version.find("wsl") != std::string::npos;
 }
 
 // 00 parses the shared command line (--warmup, --reps and --seed mean what they mean in every
@@ -273,7 +286,8 @@ inline std::vector<Line> ceiling_lines(const Gpu& g, const Report& r) {
     const double fma_gf = fma_gflops(g), clock = sm_clock_under_load(g), ridge = fma_gf / bw;
     const double copy_gbs = copy.kernel_gbs * ran_copy, memcpy_gbs = copy.memcpy_gbs * ran_copy;
     return {
-        {"", "", "FP32 peak (theory)", rate_text(peak, "GFLOP/s", "TFLOP/s") +
+        {"", "", "FP32 peak (theory)",
+         rate_text(peak, "GFLOP/s", "TFLOP/s") +
              strf(" = %d SMs x %d lanes x 2 FLOP x %.3f GHz", f.sms, f.fp32_lanes_per_sm, f.clock_ghz)},
         {"error", text_or_null(g.measure_error), g.measure_error.empty() ? "" : "ERROR", g.measure_error},
         {"warmup", integer(r.warmup)},
@@ -283,14 +297,17 @@ inline std::vector<Line> ceiling_lines(const Gpu& g, const Report& r) {
         {"fma_ms_median", number(fma.timing.ms_median * ran_fma), "  time per launch (median)"},
         {"fma_ms_min", number(fma.timing.ms_min * ran_fma)},
         {"fma_flops", integer(std::llround(fma.flops))},
-        {"fma_threads", integer(fma.threads), "  threads",
+        {"fma_threads", integer(fma.threads), g.fma ? "  threads" : "",
          strf("%lld (%d waves), %d chains x %d FMA each", fma.threads, fma.waves, kFmaChains, kFmaIters)},
         {"sm_clock_ghz_under_load", number(clock), "SM clock during FMA run",
-         measured(clock) || !measured(fma_gf) ? "" : strf("not measurable here (the global timer disagrees with "
-             "the FMA rate, which needs at least %.3f GHz)", min_clock_for_gflops(f, fma_gf))},
+         measured(clock) || !measured(fma_gf) ? ""
+                                              : strf("not measurable here (the global timer disagrees with "
+                                                     "the FMA rate, which needs at least %.3f GHz)",
+                                                     min_clock_for_gflops(f, fma_gf))},
         {"fma_pct_peak_at_measured_clock", number(percent(fma_gf, peak * clock / f.clock_ghz)),
-         "  % of the peak at that clock"},
-        {"", "", "DRAM bandwidth (theory)", rate_text(bw_peak, "GB/s", "TB/s") +
+         "  % of peak at that clock"},
+        {"", "", "DRAM bandwidth (theory)",
+         rate_text(bw_peak, "GB/s", "TB/s") +
              strf(" = %d bits / 8 x 2 x %.3f GHz", f.bus_width_bits, f.mem_clock_ghz)},
         {"copy_kernel_gbs", number(copy_gbs), "copy kernel (measured)"},
         {"copy_kernel_pct_peak", number(percent(copy_gbs, bw_peak)), "  % of theory"},
@@ -300,18 +317,23 @@ inline std::vector<Line> ceiling_lines(const Gpu& g, const Report& r) {
         {"memcpy_pct_peak", number(percent(memcpy_gbs, bw_peak)), "  % of theory"},
         {"memcpy_ms_median", number(copy.memcpy.ms_median * ran_copy)},
         {"memcpy_ms_min", number(copy.memcpy.ms_min * ran_copy)},
-        {"copy_bytes", integer(std::llround(copy.bytes_moved)), "  bytes per copy",
+        {"copy_bytes", integer(std::llround(copy.bytes_moved)), g.copy ? "  bytes per copy" : "",
          bytes_text(copy.bytes_moved) + " (2 buffers of " + bytes_text(double(copy.buffer_bytes)) +
              ": each byte read once and written once)"},
         {"bandwidth_gbs", number(bw)},
         {"bandwidth_pct_peak", number(percent(bw, bw_peak))},
-        {"ridge_flop_per_byte", number(ridge), "ridge point",
-         strf("%.1f FLOP/byte in theory", peak / bw_peak) + (measured(ridge) ? strf(", %.1f measured", ridge) : "") +
+        {"ridge_flop_per_byte", number(ridge), bw_peak > 0 ? "ridge point" : "",
+         strf("%.1f FLOP/byte in theory", peak / bw_peak) +
+             (measured(ridge) ? strf(", %.1f measured", ridge) : "") +
              ": kernels doing fewer FLOP per DRAM byte are memory bound"},
-        {"", "", "tensor cores (theory)", "FP16 " + rate_text(f.peak_fp16_tc_gflops, "GFLOP/s", "TFLOP/s") +
-             ", TF32 " + rate_text(f.peak_tf32_tc_gflops, "GFLOP/s", "TFLOP/s") + " dense (chapters 06, 07)"},
-        {"", "", "runs", strf("%d warm-up + %d timed, each timed with CUDA events; median shown%s", r.warmup,
-                              r.reps, r.reps < 10 ? " (fewer than 10 timed runs: rough numbers)" : "")},
+        {"", "", f.peak_fp16_tc_gflops > 0 ? "tensor cores (theory)" : "",
+         "FP16 " + rate_text(f.peak_fp16_tc_gflops, "GFLOP/s", "TFLOP/s") + ", TF32 " +
+             rate_text(f.peak_tf32_tc_gflops > 0 ? f.peak_tf32_tc_gflops : kNotMeasured, "GFLOP/s",
+                       "TFLOP/s") +
+             " dense (chapters 06 and 07)"},
+        {"", "", "runs",
+         strf("%d warm-up + %d timed, each timed with CUDA events; median shown%s", r.warmup, r.reps,
+              r.reps < 10 ? " (fewer than 10 timed runs: rough numbers)" : "")},
     };
 }
 
@@ -329,7 +351,8 @@ struct Verdict {
     }
     std::vector<std::string> first_lines() const {
         if (ready()) return {"ready for every chapter: 01 on the CPU, 02 and later on GPU 0."};
-        return {"ready for chapter 01 (it runs on the CPU).", "NOT ready for the GPU chapters (02 and later). Fix first:"};
+        return {"ready for chapter 01 (it runs on the CPU).",
+                "NOT ready for the GPU chapters (02 and later). Fix first:"};
     }
 };
 
@@ -344,7 +367,8 @@ inline Verdict judge(const Report& r) {
     if (versions.runs && r.driver_version < r.runtime_version)
         v.notes.push_back("update the NVIDIA driver: it is older than the CUDA runtime");
     if (r.gpus.empty() && versions.runs)  // without a (new enough) driver no GPU is visible: one problem
-        v.problem(wb::kExitNoDevice, "no usable CUDA GPU: " + (r.device_error.empty() ? "none found" : r.device_error));
+        v.problem(wb::kExitNoDevice,
+                  "no usable CUDA GPU: " + (r.device_error.empty() ? "none found" : r.device_error));
     for (const Gpu& g : r.gpus) {
         const wb::DeviceFacts& f = g.facts;
         const std::string who = strf("GPU %d (%s)", f.id, f.name.c_str());
@@ -361,17 +385,20 @@ inline Verdict judge(const Report& r) {
         else if (g.kernel_image != "ok")
             blocking(who + ": a test kernel failed: " + g.kernel_image);
         if (f.id != 0) continue;
-        if (!g.measure_error.empty()) v.problem(wb::kExitNoDevice, who + ": measuring failed: " + g.measure_error);
+        if (!g.measure_error.empty())
+            v.problem(wb::kExitNoDevice, who + ": measuring failed: " + g.measure_error);
         if (g.cublas && !g.cublas->pass)
             v.problem(wb::kExitVerifyFailed, who + ": the cuBLAS smoke test FAILED: " + g.cublas->what);
         const double fma_pct = percent(fma_gflops(g), f.peak_fp32_gflops);
         const double bw_pct = percent(best_bandwidth_gbs(g), f.peak_bandwidth_gbs);
         if (fma_pct < kLowFmaPercent)  // false for NaN: not measured
-            v.notes.push_back(strf("FP32 FMA reached only %.0f%% of theory: is another program using the GPU, "
-                                   "or are its clocks or power capped? (nvidia-smi -q -d CLOCK,PERFORMANCE)", fma_pct));
-        if (bw_pct < kLowBandwidthPercent)
             v.notes.push_back(
-                strf("memory bandwidth reached only %.0f%% of theory: is another program using the GPU?", bw_pct));
+                strf("FP32 FMA reached only %.0f%% of theory: is another program using the GPU, "
+                     "or are its clocks or power capped? (nvidia-smi -q -d CLOCK,PERFORMANCE)",
+                     fma_pct));
+        if (bw_pct < kLowBandwidthPercent)
+            v.notes.push_back(strf(
+                "memory bandwidth reached only %.0f%% of theory: is another program using the GPU?", bw_pct));
     }
     for (const Tool& t : r.tools)
         if (!t.on_path) v.notes.push_back(t.path.empty() ? t.missing : t.name + ": " + describe(t));
@@ -404,8 +431,11 @@ inline std::string to_json(const Report& r) {
     for (int a : r.built_for) built.push_back(strf("sm_%d", a));
     for (const Gpu& g : r.gpus) {
         const wb::DeviceFacts& f = g.facts;
-        std::vector<Line> lines = {{"id", integer(f.id)}, {"name", text(f.name)}, {"cc", text(f.cc())},
-                                   {"sm", text(g.sm())}, {"query_error", text_or_null(g.query_error)}};
+        std::vector<Line> lines = {{"id", integer(f.id)},
+                                   {"name", text(f.name)},
+                                   {"cc", text(f.cc())},
+                                   {"sm", text(g.sm())},
+                                   {"query_error", text_or_null(g.query_error)}};
         lines.insert(lines.end(), g.limits.begin(), g.limits.end());
         auto known = [](double peak) { return number(peak > 0 ? peak : kNotMeasured); };  // 0: unknown
         const std::vector<Line> smoke = {{"shape", text(wb::to_string(kSmokeShape))},
@@ -430,13 +460,22 @@ inline std::string to_json(const Report& r) {
         tools.push_back({key, object({{"path", text_or_null(t.path)}, {"on_path", boolean(t.on_path)}})});
     }
     const int admin = r.profiling_admin_only;
-    return object({{"schema", integer(1)}, {"program", text("00_env_check")}, {"git", text(r.git)},
-                   {"timestamp", text(r.timestamp)}, {"quick", boolean(r.quick)},
+    return object({{"schema", integer(1)},
+                   {"program", text("00_env_check")},
+                   {"git", text(r.git)},
+                   {"timestamp", text(r.timestamp)},
+                   {"quick", boolean(r.quick)},
                    {"cuda", object(version_lines(r.driver_version, r.runtime_version))},
-                   {"built_for", texts(built)}, {"gpu_count", integer(static_cast<long long>(r.gpus.size()))},
-                   {"gpu_error", text_or_null(r.device_error)}, {"gpus", array(gpus)}, {"tools", object(tools)},
-                   {"profiling_admin_only", admin < 0 ? null() : boolean(admin == 1)}, {"wsl", boolean(r.wsl)},
-                   {"ready", boolean(v.ready())}, {"problems", texts(v.problems)}, {"notes", texts(v.notes)}}) +
+                   {"built_for", texts(built)},
+                   {"gpu_count", integer(static_cast<long long>(r.gpus.size()))},
+                   {"gpu_error", text_or_null(r.device_error)},
+                   {"gpus", array(gpus)},
+                   {"tools", object(tools)},
+                   {"profiling_admin_only", admin < 0 ? null() : boolean(admin == 1)},
+                   {"wsl", boolean(r.wsl)},
+                   {"ready", boolean(v.ready())},
+                   {"problems", texts(v.problems)},
+                   {"notes", texts(v.notes)}}) +
            "\n";
 }
 

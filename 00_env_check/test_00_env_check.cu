@@ -42,7 +42,8 @@ struct JsonSyntax {
             const unsigned char c = s[i];
             if (c == '"') return ++i, true;
             if (c < 0x20) return false;
-            if (c == '\\' && !(++i < s.size() && std::strchr("\"\\/bfnrtu", s[i]) && s[i] != '\0')) return false;
+            if (c == '\\' && !(++i < s.size() && std::strchr("\"\\/bfnrtu", s[i]) && s[i] != '\0'))
+                return false;
             if (s[i - 1] == '\\' && s[i] == 'u')
                 for (int k = 0; k < 4; ++k)
                     if (++i >= s.size() || !std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
@@ -156,9 +157,10 @@ Report sample_report() {
     g.cublas->rel_err = 3e-8;
     g.cublas->what = "all entries against the CPU";
     r.gpus.push_back(g);
-    r.tools = {{"nvcc", "/usr/local/cuda/bin/nvcc", true, "nvcc not found"},
-               {"ncu", "/usr/local/cuda/bin/ncu", true, "ncu not found"},
-               {"compute-sanitizer", "/usr/local/cuda/bin/compute-sanitizer", true, "compute-sanitizer not found"}};
+    r.tools = {
+        {"nvcc", "/usr/local/cuda/bin/nvcc", true, "nvcc not found"},
+        {"ncu", "/usr/local/cuda/bin/ncu", true, "ncu not found"},
+        {"compute-sanitizer", "/usr/local/cuda/bin/compute-sanitizer", true, "compute-sanitizer not found"}};
     r.profiling_admin_only = 0;
     return r;
 }
@@ -168,8 +170,9 @@ Report sample_report() {
 const char* const kKeys[] = {
     // the top level, "cuda" and "tools"
     "schema", "program", "git", "timestamp", "quick", "cuda", "driver_version", "driver", "runtime_version",
-    "runtime", "compatible", "note", "built_for", "gpu_count", "gpu_error", "gpus", "tools", "profiling_admin_only",
-    "wsl", "ready", "problems", "notes", "nvcc", "ncu", "compute_sanitizer", "path", "on_path",
+    "runtime", "compatible", "note", "built_for", "gpu_count", "gpu_error", "gpus", "tools",
+    "profiling_admin_only", "wsl", "ready", "problems", "notes", "nvcc", "ncu", "compute_sanitizer", "path",
+    "on_path",
     // a GPU, but the limits the program's query adds (kLimitKeys)
     "id", "name", "cc", "sm", "query_error", "code", "kernel_image", "rebuild_hint", "peak_fp32_gflops",
     "peak_bandwidth_gbs", "peak_fp16_tc_gflops", "peak_tf32_tc_gflops", "measured", "cublas_smoke",
@@ -179,12 +182,30 @@ const char* const kKeys[] = {
     "copy_kernel_pct_peak", "copy_kernel_ms_median", "copy_kernel_ms_min", "memcpy_gbs", "memcpy_pct_peak",
     "memcpy_ms_median", "memcpy_ms_min", "copy_bytes", "bandwidth_gbs", "bandwidth_pct_peak",
     "ridge_flop_per_byte", "shape", "status", "rel_err", "detail"};
-const char* const kLimitKeys[] = {
-    "pci_bus_id", "sms", "fp32_lanes_per_sm", "sm_clock_ghz", "mem_clock_ghz", "bus_width_bits",
-    "memory_bytes", "memory_free_bytes", "l2_bytes", "smem_per_block_bytes", "smem_per_block_optin_bytes",
-    "smem_per_sm_bytes", "smem_reserved_per_block_bytes", "regs_per_block", "regs_per_sm", "warp_size",
-    "max_threads_per_block", "max_threads_per_sm", "max_blocks_per_sm", "max_block_dim", "max_grid_dim",
-    "kernel_timeout", "integrated", "ecc"};
+const char* const kLimitKeys[] = {"pci_bus_id",
+                                  "sms",
+                                  "fp32_lanes_per_sm",
+                                  "sm_clock_ghz",
+                                  "mem_clock_ghz",
+                                  "bus_width_bits",
+                                  "memory_bytes",
+                                  "memory_free_bytes",
+                                  "l2_bytes",
+                                  "smem_per_block_bytes",
+                                  "smem_per_block_optin_bytes",
+                                  "smem_per_sm_bytes",
+                                  "smem_reserved_per_block_bytes",
+                                  "regs_per_block",
+                                  "regs_per_sm",
+                                  "warp_size",
+                                  "max_threads_per_block",
+                                  "max_threads_per_sm",
+                                  "max_blocks_per_sm",
+                                  "max_block_dim",
+                                  "max_grid_dim",
+                                  "kernel_timeout",
+                                  "integrated",
+                                  "ecc"};
 
 }  // namespace
 
@@ -226,7 +247,7 @@ TEST_CASE("00: the JSON is valid, has every documented key and no other", "[00]"
     CHECK(std::fabs(number_after(json, "fma_pct_peak") - 93.0) < 1e-3);
     CHECK(std::fabs(number_after(json, "fma_pct_peak_at_measured_clock") - 93.0 * 1.98 / 1.97) < 1e-3);
     CHECK(std::fabs(number_after(json, "bandwidth_gbs") - 0.85 * 3352.3) < 1e-2);  // the better copy
-    CHECK(has(json, "\"peak_fp16_tc_gflops\": null"));                            // 0: not known
+    CHECK(has(json, "\"peak_fp16_tc_gflops\": null"));                             // 0: not known
     // The name with quotes, a newline, a tab and a control character stays one valid string.
     CHECK(has(json, "Test \\\"GPU\\\"\\n\\\\ with\\tcontrol \\u0001 chars"));
 }
@@ -350,9 +371,8 @@ TEST_CASE("00: an SM clock below what the FMA rate needs is not reported", "[00]
     const std::string json = json::object(lines);
     CHECK(has(json, "\"sm_clock_ghz_under_load\": null"));
     CHECK(has(json, "\"fma_pct_peak_at_measured_clock\": null"));
-    const auto clock = std::find_if(lines.begin(), lines.end(), [](const Line& l) {
-        return l.key == "sm_clock_ghz_under_load";
-    });
+    const auto clock = std::find_if(lines.begin(), lines.end(),
+                                    [](const Line& l) { return l.key == "sm_clock_ghz_under_load"; });
     CHECK(shown(*clock).rfind("not measurable here", 0) == 0);
     h200.fma->sm_clock_ghz = 1.95;
     CHECK(sm_clock_under_load(h200) == 1.95);
@@ -425,9 +445,14 @@ TEST_CASE("00: options: the shared ones that fit are kept, the GEMM ones refused
     };
     std::string error;
     CHECK(parse({"--quick", "--json", "x.json", "--reps", "20", "--warmup", "3", "--seed", "1"}, error));
-    for (auto args : std::vector<std::vector<const char*>>{
-             {"--size", "1024"}, {"--m", "1", "--n", "2", "--k", "3"}, {"--variant", "x"},
-             {"--csv", "a.csv"}, {"--no-check"}, {"--beta", "1"}, {"--bogus"}, {"--json"}}) {
+    for (auto args : std::vector<std::vector<const char*>>{{"--size", "1024"},
+                                                           {"--m", "1", "--n", "2", "--k", "3"},
+                                                           {"--variant", "x"},
+                                                           {"--csv", "a.csv"},
+                                                           {"--no-check"},
+                                                           {"--beta", "1"},
+                                                           {"--bogus"},
+                                                           {"--json"}}) {
         error.clear();
         INFO(args[0]);
         CHECK_FALSE(parse(args, error));
@@ -505,8 +530,8 @@ TEST_CASE("00: the verdict names what to fix, and its exit status", "[00]") {
 TEST_CASE("00: the program refuses bad input with exit status 2 and one line", "[00]") {
     REQUIRE(program_built());
     TempDir dir;
-    for (const char* args : {"--bogus", "--size 1024", "--reps 0", "--json", "--json=",
-                             "--json /nonexistent-folder/env.json", "--csv out.csv"}) {
+    for (const char* args : {"--bogus", "--size 1024", "--reps 0", "--json",
+                             "--json=", "--json /nonexistent-folder/env.json", "--csv out.csv"}) {
         INFO(args);
         const RunResult r = run_program(args, dir);
         CHECK(r.status == wb::kExitBadInput);
@@ -550,8 +575,8 @@ TEST_CASE("00: without a GPU the program explains, exits 3 with one line and sti
     CHECK(::access(nvcc.c_str(), X_OK) == 0);
     // A PATH without its folder: found all the same, with the line that puts it on the PATH.
     const RunResult off = run_program("--quick", dir, "CUDA_VISIBLE_DEVICES=-1 PATH=/nonexistent");
-    CHECK(has(off.out, "nvcc: not on PATH, but found at " + nvcc + ": export PATH=" + nvcc.substr(0, nvcc.rfind('/')) +
-                           ":$PATH"));
+    CHECK(has(off.out, "nvcc: not on PATH, but found at " + nvcc +
+                           ": export PATH=" + nvcc.substr(0, nvcc.rfind('/')) + ":$PATH"));
 }
 
 // ---- GPU tests -------------------------------------------------------------------------------
@@ -565,8 +590,8 @@ TEST_CASE("00: the copy kernel copies every size and alignment exactly", "[gpu][
         wb::fill_random(src.data(), src.size(), 11, count);
         wb::DeviceBuffer<float> d_src(src.size()), d_dst(src.size());
         d_src.upload(src);
-        for (size_t src_offset : {0, 1}) {       // 1: the source is not 16-byte aligned
-            for (size_t dst_offset : {0, 1}) {   // 1: the destination is not either
+        for (size_t src_offset : {0, 1}) {                           // 1: the source is not 16-byte aligned
+            for (size_t dst_offset : {0, 1}) {                       // 1: the destination is not either
                 for (int blocks : {1, 3, copy_resident_blocks()}) {  // 1 and 3: many grid-stride trips
                     d_dst.upload(std::vector<float>(src.size(), untouched));
                     launch_copy(d_src.get() + guard + src_offset, d_dst.get() + guard + dst_offset, count,
@@ -592,7 +617,8 @@ TEST_CASE("00: fma_chains computes what the CPU computes, bit for bit", "[gpu][0
     const int blocks = 3, threads = blocks * kFmaThreads;
     wb::DeviceBuffer<float> out(threads);
     wb::DeviceBuffer<unsigned long long> clock_sums(2);
-    const float always = -std::numeric_limits<float>::infinity(), never = std::numeric_limits<float>::infinity();
+    const float always = -std::numeric_limits<float>::infinity(),
+                never = std::numeric_limits<float>::infinity();
     for (const auto& ab : {std::pair<float, float>{kFmaA, kFmaB}, {0.5f, 0.25f}}) {
         WB_CUDA_CHECK(cudaMemset(out.get(), 0xFF, threads * sizeof(float)));  // NaN everywhere
         WB_CUDA_CHECK(cudaMemset(clock_sums.get(), 0, 2 * sizeof(unsigned long long)));
