@@ -29,7 +29,7 @@ ifeq ($(origin ARCH),undefined)
   # the sub-makes inherit the answer.
   ifeq ($(origin WB_NATIVE),undefined)
     export WB_NATIVE := $(shell $(NVCC) -arch=native --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | awk \
-      '/arning|rror/ { bad = 1 } /ptxas/ { for (i = 1; i <= NF; i++) if ($$i ~ /^-arch=sm_/) a[substr($$i, 7)] } \
+      '/arning.*native|rror/ { bad = 1 } /ptxas/ { for (i = 1; i <= NF; i++) if ($$i ~ /^-arch=sm_/) a[substr($$i, 7)] } \
        END { if (!bad) for (s in a) print s }' | sort)
   endif
   ARCH := $(or $(WB_NATIVE),$(DEFAULT_ARCHS))
