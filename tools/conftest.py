@@ -32,7 +32,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a GPU; skipped without one, a failure with REQUIRE_GPU=1")
 
 
-@pytest.hookimpl(tryfirst=True)
+# Runs after pytest's own skip marks (a test skipped for another reason, e.g. inside a student kit,
+# is not a GPU test left untested) and before the test's fixtures and class set-up.
 def pytest_runtest_setup(item):
     if item.get_closest_marker("gpu") is None or gpu_present():
         return
