@@ -5,7 +5,6 @@ that takes the parsed arguments and returns the exit status. Bad usage is one li
 exit status 2, for every command.
 """
 import argparse
-import sys
 
 from wb import best_sweep, bench_summary, e2e, fill, grade, kit, profile_table, report, sass_loop, testrun
 
@@ -31,5 +30,5 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)  # None: the command line
     return args.run(args)
