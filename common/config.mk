@@ -24,12 +24,12 @@ CXX := $(if $(filter default,$(origin CXX)),g++,$(CXX))
 # sm_75 (Turing) is the oldest architecture CUDA 13 builds for.
 DEFAULT_ARCHS := sm_75 sm_80 sm_86 sm_89 sm_90
 ifeq ($(origin ARCH),undefined)
-  # nvcc's dry run names what -arch=native (CUDA 11.6 and later) would build, compiling nothing.
-  # With no GPU it warns and would pick one itself: the list above is built instead. Asked once:
-  # the sub-makes inherit the answer.
+  # nvcc's dry run names what -arch=native (CUDA 11.6 and later) would build (ptxas -arch=sm_XX),
+  # compiling nothing. With no GPU nvcc warns about native and would pick one itself: the list
+  # above is built instead. Asked once: the sub-makes inherit the answer.
   ifeq ($(origin WB_NATIVE),undefined)
     export WB_NATIVE := $(shell $(NVCC) -arch=native --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | awk \
-      '/arning.*native|rror/ { bad = 1 } /ptxas/ { for (i = 1; i <= NF; i++) if ($$i ~ /^-arch=sm_/) a[substr($$i, 7)] } \
+      '/^nvcc (fatal|error)|^nvcc warning.*native/ { bad = 1 } /ptxas/ { for (i = 1; i <= NF; i++) if ($$i ~ /^-arch=sm_/) a[substr($$i, 7)] } \
        END { if (!bad) for (s in a) print s }' | sort)
   endif
   ARCH := $(or $(WB_NATIVE),$(DEFAULT_ARCHS))

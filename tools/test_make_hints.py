@@ -146,7 +146,8 @@ def test_no_gpu_builds_the_documented_list():
 
 def test_the_architectures_nvcc_names_for_native_are_built(tmp_path):
     """nvcc's dry run for -arch=native names them (its ptxas lines); a warning about native: none."""
-    dry_run = ('echo "#$ ptxas -arch=sm_90 -m64 a.ptx" >&2; echo "#$ ptxas -arch=sm_86 -m64 b.ptx" >&2')
+    dry_run = ('echo "#$ cicc --display_error_number -arch compute_90" >&2; '
+               'echo "#$ ptxas -arch=sm_90 -m64 a.ptx" >&2; echo "#$ ptxas -arch=sm_86 -m64 b.ptx" >&2')
     nvcc = fake_tool(str(tmp_path), "nvcc", dry_run)
     assert "Now: sm_86 sm_90 [this machine's GPU: nvcc -arch=native]" in make("help", f"NVCC={nvcc}", native=None).stdout
     nvcc = fake_tool(str(tmp_path), "nvcc", dry_run + "; echo \"nvcc warning : Cannot find valid GPU for "
