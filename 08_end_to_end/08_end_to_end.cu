@@ -3,8 +3,8 @@
 // Run: make 08 && ./08_end_to_end [--part streams] [--out results/h200/08] (--help lists all)
 //
 // The six parts run one after another in one process (kernels.cuh lists them, program.cuh runs
-// them); --out DIR keeps their CSV files, from which tools/e2e_plots.py draws the pictures and
-// the notes' tables.
+// them); --out DIR keeps their CSV files, from which `python3 -m wb e2e` (tools/wb/e2e.py) draws
+// the pictures and the notes' tables.
 #include <cstdio>
 
 #include "program.cuh"

@@ -1,6 +1,6 @@
 // output.cuh - what the program prints and writes, in one place. Each part hands its result to
 // report(), which turns it into tables (a CSV header and rows of text); one writer prints every
-// table and writes it to DIR/<name>.csv when --out DIR is given. tools/e2e_plots.py draws the
+// table and writes it to DIR/<name>.csv when --out DIR is given. tools/wb/e2e.py draws the
 // pictures and the notes' tables from those files: their names, columns and values are its input.
 #pragma once
 
@@ -32,7 +32,7 @@ constexpr int kPartCount = int(sizeof kParts / sizeof kParts[0]);
 struct Table {
     std::string csv;
     std::vector<std::string> header;
-    bool print = true;  // false: the file only (the timelines, drawn by tools/e2e_plots.py)
+    bool print = true;  // false: the file only (the timelines, drawn by tools/wb/e2e.py)
     std::vector<std::vector<std::string>> rows;
     Table(std::string file, std::vector<std::string> columns, bool printed = true)
         : csv(std::move(file)), header(std::move(columns)), print(printed) {}

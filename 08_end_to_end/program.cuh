@@ -31,7 +31,7 @@ struct Settings {
 inline std::vector<wb::ExtraOption> extra_options(Settings& s) {
     return {
         {"part", "LIST  parts to run: transfers,crossover,streams,graphs,batched,managed or all (default all)", &s.part},
-        {"out", "DIR  write every part's CSV and run.txt into DIR (tools/e2e_plots.py draws from them)", &s.out},
+        {"out", "DIR  write every part's CSV and run.txt into DIR (python3 -m wb e2e draws from them)", &s.out},
         {"big", "SHAPE  the large product of the streams and managed parts (default 8192x8192x2048)", &s.big},
         {"panels", "P  row panels of the streams part (default 16)", &s.panels},
         {"streams", "L  streams of the streams part, 2 to 8 (default 3)", &s.streams},
@@ -216,7 +216,7 @@ inline int run_program(Settings& s, const wb::Options& opt, int argc, char** arg
                         s.batch_count));
         if (runs(s, "managed")) emit(report(measure_managed(s.big_shape, opt.seed)));
         if (!s.out.empty())
-            std::printf("\nfiles: %s/ (draw the pictures: python3 tools/e2e_plots.py plots %s)\n", s.out.c_str(),
+            std::printf("\nfiles: %s/ (draw the pictures: PYTHONPATH=tools python3 -m wb e2e plots %s)\n", s.out.c_str(),
                         s.out.c_str());
         return ok ? wb::kExitOk : wb::kExitVerifyFailed;
     } catch (const AllocError& e) {

@@ -194,7 +194,7 @@ TEST_CASE("08: bad input exits 2, no GPU exits 3, --help exits 0", "[08]") {
 }
 
 
-TEST_CASE("08: the parts are numbered 1-6 and keep the CSV columns tools/e2e_plots.py reads", "[08]") {
+TEST_CASE("08: the parts are numbered 1-6 and keep the CSV columns tools/wb/e2e.py reads", "[08]") {
     auto columns = [](const ch08::Table& table) {
         std::string joined;
         for (const std::string& c : table.header) joined += (joined.empty() ? "" : ",") + c;
@@ -409,7 +409,7 @@ TEST_CASE("08: the program runs every part on small shapes and writes its files"
     for (const char* f : {"run.txt", "transfers.csv", "crossover.csv", "timeline_serial.csv", "timeline_pipelined.csv",
                           "streams.csv", "graphs.csv", "managed.csv"})
         CHECK(!wb::test::read_file(out + "/" + f).empty());
-    // tools/e2e_plots.py reads the paths of parts 4 and 5 from one file, in this order.
+    // tools/wb/e2e.py reads the paths of parts 4 and 5 from one file, in this order.
     const std::string graphs = wb::test::read_file(out + "/graphs.csv");
     const size_t loop = graphs.find("\nloop,"), graph = graphs.find("\ngraph,"), batched = graphs.find("\nstrided_batched,");
     CHECK(loop < graph);
