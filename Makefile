@@ -113,10 +113,11 @@ clean:
 
 help:
 	@echo "CUDA Matmul Workbook. Chapters: $(CHAPTERS)"
-	@echo "  make, make all      every chapter and its tests     make NN        one chapter, e.g. make 03"
+	@echo "  make, make all      every chapter and its tests"
+	@echo "  make NN             one chapter, e.g. make 03 (inside a chapter folder too)"
 	@echo "  make run-NN         one chapter's default sweep (RUN_ARGS=...)"
 	@echo "  make test           every test; GPU tests are skipped (and counted) without a GPU, a failure"
-	@echo "                      with REQUIRE_GPU=1               make test-NN   one chapter's tests"
+	@echo "                      with REQUIRE_GPU=1; make test-NN  one chapter's tests"
 	@echo "  make bench          every chapter on the standard shapes -> results/bench.csv"
 	@echo "  make report         the homework report (report/) from results/bench.csv; STUDENT_ID=, REPORT_CSV="
 	@echo "  make profile-NN     Nsight Compute with the metrics chapter NN discusses (needs ncu)"
