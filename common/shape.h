@@ -1,7 +1,7 @@
 // shape.h - one GEMM problem's size, and the one way to write it on a command line:
 // "S" for a cube S x S x S, or "MxNxK" (see docs/CONTRACT.md, "The program's options").
 //
-// Host-only code, compiled by g++ and tested on machines without a GPU. tools/wb_shapes.py is the
+// Host-only code, compiled by g++ and tested on machines without a GPU. tools/wb/shapes.py is the
 // same grammar for the Python tools; a change here belongs there too.
 #pragma once
 

@@ -123,7 +123,7 @@ class TestLabMirrors:
         import contextlib
         import io
         import re
-        text = open(os.path.join(ROOT, "06_tensor_core_wmma", "kernels.cuh")).read()
+        text = open(os.path.join(ROOT, "06_tensor_core_wmma", "best_06.cuh")).read()
         in_file = {m.group(1): (int(m.group(2)), int(m.group(3)))
                    for m in re.finditer(r'\("(\w+)",.*?\{(\d+), (\d+)\}, \{\d+, \d+\}\)', text, re.S)}
         out = io.StringIO()

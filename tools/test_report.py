@@ -1008,7 +1008,7 @@ class TestBenchTools:
                                "(H100, H200, GH200), this GPU is 8.6"]
         assert re.search(r"\] 08_end_to_end +4096 ", other.stdout)  # every other chapter is still planned
 
-    def fake_tree(self, chapters, env_text):
+    def fake_tree(self, chapters, env_text, fixture=FIXTURE_CSV):
         """A copy of the workbook's layout with stand-ins for the programs: they append the
         fixture's rows of their chapter and shape, and fail when one of those rows failed;
         00_env_check writes env_text as env.json. Every call is logged in calls.txt."""
@@ -1032,7 +1032,7 @@ if "--json" in args:
     sys.exit(0)
 size, out = args[args.index("--size") + 1], args[args.index("--csv") + 1]
 shape = size.split("x") if "x" in size else [size] * 3
-with open({FIXTURE_CSV!r}, newline="") as f:
+with open({fixture!r}, newline="") as f:
     rows = [r for r in csv.DictReader(f) if r["chapter"] == chapter and [r["M"], r["N"], r["K"]] == shape]
 new = not os.path.exists(out) or os.path.getsize(out) == 0
 with open(out, "a", newline="") as f:
@@ -1109,10 +1109,29 @@ sys.exit(1 if any(r["status"] == "FAIL" for r in rows) else 0)
             commands = f.read().splitlines()
         assert [c.split("\t")[0] for c in commands] == ["01_cpu_matmul", "03_shared_tiling", "07_cublas_baseline"]
         assert "./07_cublas_baseline/07_cublas_baseline --sizes 128,256,512,1024,2048,4096,8192," \
-                      "4096x4096x1024,1000x1013x4097 --no-costs --csv results/bench.csv" in commands[2]
+                      "4096x4096x1024,1000x1013x4097 --no-costs --energy --csv results/bench.csv" in commands[2]
+        # The A/A check over 07's calls that are the baseline's own (the fixture's read 99.8-100.2%).
+        assert "bench: A/A check: the 6 rows of cuBLAS timed against itself (1024^3 and up) read 100% +- 3%" in out
         with open(os.path.join(work, "results", "bench.csv"), newline="") as f:
             got = list(csv.DictReader(f))
         want = [r for r in fixture_rows() if r["chapter"] in ("01_cpu_matmul", "03_shared_tiling", "07_cublas_baseline")]
         assert len(got) == len(want)
         assert "Best variant of each chapter" in out  # the summary closes the run
         assert os.path.exists(os.path.join(work, "results", "env.json"))
+
+    def test_bench_aa_check_names_the_noisy_rows(self):
+        # The same run with one of 07's A/A rows 5% off: the run says so, and names the row.
+        with open(FIXTURE_ENV, encoding="utf-8") as f:
+            env_text = f.read()
+        with open(FIXTURE_CSV, encoding="utf-8") as f:
+            text = f.read()
+        line = next(l for l in text.splitlines() if l.startswith("07_cublas_baseline,gemmex_fp16,fp16,4096,4096,4096,"))
+        fields = line.split(",")
+        fields[12] = "94.90"
+        fixture = os.path.join(self.tmp, "noisy_fixture.csv")
+        with open(fixture, "w", encoding="utf-8") as f:
+            f.write(text.replace(line, ",".join(fields)))
+        work, _ = self.fake_tree({c: None for c in ("00_env_check", "07_cublas_baseline")}, env_text, fixture)
+        out = run(["bash", "tools/bench.sh"], cwd=work).stdout
+        assert "bench: A/A check: TOO NOISY, 1 of 6 rows of cuBLAS timed against itself are more than 3% from 100%:" in out
+        assert "gemmex_fp16 4096x4096x4096: 94.9% of cuBLAS" in out

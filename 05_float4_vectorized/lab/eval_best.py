@@ -3,7 +3,7 @@
 
 A sweep is a folder with 05_ladder.csv (the ladder, `05_float4_vectorized --sizes ... --csv`) and
 05_tune.csv (the lab table, `lab/tune_05 --sizes ... --csv`) of the same shapes, from one run, or
-the folder of `tools/best_sweep.py run` (05_float4_vectorized*.csv, tune_05*.csv; a variant timed
+the folder of `python3 -m wb best-sweep run` (05_float4_vectorized*.csv, tune_05*.csv; a variant timed
 in several rounds counts with its median). Ladder rows that run a candidate unsplit stand in for
 its lab row where the lab table was not run (LADDER_AS_LAB). The
 rule is read from ../kernels.cuh (kBestRates, kMaxSplits, kMinSliceK, kSumBandwidthShare), so what

@@ -28,14 +28,14 @@ row of the same precision (median, worst, and shapes more than 3% slower), and t
                                                 give them with --add to see it replayed on them
     python3 lab/best_06.py --add A.csv ...      those and more sweeps (e.g. a fresh best_sweep run)
     python3 lab/best_06.py --margin 1.05        another shortlist margin
-    python3 lab/best_06.py --sms 132 A.csv ...  other sweeps only; the CSVs of `tools/best_sweep.py run`
+    python3 lab/best_06.py --sms 132 A.csv ...  other sweeps only; the CSVs of `python3 -m wb best-sweep run`
                                                 (DIR/06_tensor_core_wmma.rR.csv) form one sweep per
                                                 folder, a variant timed in several rounds counting
                                                 with its median
 
 Candidate names are the variant names of the sweeps (lab/tune_06 prints the configurations).
 The rates it prints are the ones to copy into best_06.cuh. A shape where the shortlist holds no
-candidate the sweep timed (the sweeps of tools/best_sweep.py time the ladder rows only) is left out
+candidate the sweep timed (the sweeps of `python3 -m wb best-sweep` time the ladder rows only) is left out
 of the shortlist replay.
 """
 import argparse
@@ -86,7 +86,7 @@ def work_per_sm(shape, bm, bn, sms):
 
 
 def sweep_name(path):
-    """lab/calib/NAME_*.csv: NAME; DIR/06_tensor_core_wmma*.csv (tools/best_sweep.py): DIR."""
+    """lab/calib/NAME_*.csv: NAME; DIR/06_tensor_core_wmma*.csv (python3 -m wb best-sweep): DIR."""
     base = os.path.basename(path)
     if base.startswith("06_tensor_core_wmma"):
         return os.path.basename(os.path.dirname(os.path.abspath(path)))

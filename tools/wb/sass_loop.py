@@ -1,7 +1,7 @@
 """wb.sass_loop - `python3 -m wb sass-loop`: the hottest loop of a kernel's SASS, and what instructions it is made of.
 
     cuobjdump -sass -arch sm_90 ./06_tensor_core_wmma/06_tensor_core_wmma | \\
-        PYTHONPATH=tools python3 -m wb sass-loop 'Tf32InputsLi128ELi128ELi32' [--listing]
+        PYTHONPATH=tools python3 -m wb sass-loop 'Tf32InputsELi128ELi128ELi16' [--listing]
 
 Reads `cuobjdump -sass` output on stdin. For every kernel whose (mangled) name contains PATTERN it
 finds the longest backward branch (the main loop of a GEMM kernel: its body is the k-loop) and
