@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gemm_harness.cuh"
+#include "cuda_handles.cuh"
 #include "energy.h"
 #include "kernel_trace.h"
 
@@ -428,8 +429,7 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
     ResultTable table("cuBLAS");
     table.header();
     bool failed = false;
-    cudaStream_t stream = nullptr;
-    WB_CUDA_CHECK(cudaStreamCreate(&stream));
+    const Stream stream;
 
     for (const Shape& s : opt.shapes) {
         GemmProblem prob(s, opt.alpha, opt.beta, opt.seed);
@@ -539,7 +539,6 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
             measure(v->name, Precision::bf16, v->min_cc, [&] { return prob.verify(*v, stream); }, prob.launch(v->run),
                     baseline_of(Precision::bf16));
     }
-    cudaStreamDestroy(stream);
     if (opt.energy && !EnergyMeter::get().ready())
         std::printf("\nno energy figures (gflops_per_j left empty): %s\n", EnergyMeter::get().why_not().c_str());
     trace.write();

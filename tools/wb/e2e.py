@@ -8,7 +8,7 @@ program), drawn from the CSV files its program writes with --out DIR.
                                               markers <!-- wb:08:NAME --> and <!-- /wb:08:NAME -->
                                               (default: 08_end_to_end/README.md and README.zh-CN.md)
 
-The files (see 08_end_to_end/run_parts.cuh): run.txt (GPU, versions, commit, time, command, link),
+The files (see 08_end_to_end/output.cuh): run.txt (GPU, versions, commit, time, command, link),
 transfers.csv, crossover.csv, streams.csv, timeline_serial.csv, timeline_pipelined.csv,
 graphs.csv, managed.csv. A part that did not run has no file, and its table says so.
 Standard library only; matplotlib is optional (without it the tables are still written and one
@@ -74,7 +74,7 @@ def is_pageable(path):
 def crossover_summary(rows):
     """Per size: the fastest GPU path from pinned memory and the fastest CPU path, and the size from
     which the GPU wins at that and every larger size (None when it never does). The same rule as
-    crossover_size in 08_end_to_end/crossover.cuh."""
+    crossover_size in 08_end_to_end/part2_crossover.cuh."""
     sizes, gpu, cpu = [], {}, {}
     for r in rows:
         s = int(r["size"])
