@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cuda_handles.cuh"
 #include "env_report.h"
 #include "gemm_harness.cuh"
 #include "kernels.cuh"
@@ -207,12 +208,11 @@ void print_gpu(const Gpu& g, const std::vector<int>& built) {
 // GPU 0's two ceilings (kernels.cuh), then a small SGEMM through cuBLAS checked by the harness exactly
 // as every chapter's kernels are. cuBLAS has its own code, so it runs even where ours cannot.
 void measure(Gpu& g, const Settings& s) {
-    cudaStream_t stream = nullptr;
     try {
         WB_CUDA_CHECK(cudaSetDevice(g.facts.id));
         if (g.kernel_image == "ok") {
             g.measure_ran = true;
-            WB_CUDA_CHECK(cudaStreamCreate(&stream));
+            const wb::Stream stream;
             g.fma = measure_fma(s.quick ? kFmaWavesQuick : kFmaWaves, s.opt.warmup, s.opt.reps, stream);
             size_t free_bytes = 0, total_bytes = 0;
             int l2 = 0;
@@ -224,7 +224,6 @@ void measure(Gpu& g, const Settings& s) {
     } catch (const wb::CudaError& e) {
         g.measure_error = e.what();
     }
-    if (stream) cudaStreamDestroy(stream);
     try {
         wb::GemmProblem problem(kSmokeShape, 1.0f, 0.0f, s.opt.seed);
         g.cublas = problem.verify(wb::cublas_sgemm, wb::Precision::fp32);

@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 
+#include "cuda_handles.cuh"
 #include "env_report.h"
 #include "kernels.cuh"
 #include "testing.cuh"
@@ -648,11 +649,9 @@ TEST_CASE("00: fma_chains computes what the CPU computes, bit for bit", "[gpu][0
 TEST_CASE("00: the measured FMA rate and bandwidth are plausible", "[gpu][00]") {
     WB_REQUIRE_GPU();
     const wb::DeviceFacts dev = wb::query_device(0);
-    cudaStream_t stream = nullptr;
-    WB_CUDA_CHECK(cudaStreamCreate(&stream));
+    const wb::Stream stream;
     const FmaMeasurement fma = measure_fma(kFmaWavesQuick, 2, 5, stream);
     const CopyMeasurement copy = measure_copy(size_t(256) << 20, 2, 5, stream);
-    WB_CUDA_CHECK(cudaStreamDestroy(stream));
     INFO("FMA " << fma.gflops << " GFLOP/s of " << dev.peak_fp32_gflops << " at " << fma.sm_clock_ghz
                 << " GHz (max " << dev.clock_ghz << "); copy " << copy.kernel_gbs << " GB/s, memcpy "
                 << copy.memcpy_gbs << " GB/s of " << dev.peak_bandwidth_gbs);

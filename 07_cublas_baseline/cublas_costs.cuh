@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_handles.cuh"
 #include "kernels.cuh"
 
 namespace ch07::costs {
@@ -116,8 +117,7 @@ inline Costs measure(const wb::DeviceFacts& dev, int reps) {
     A16.upload(half_a);
     B16.upload(half_b);
 
-    cudaStream_t stream = nullptr;
-    WB_CUDA_CHECK(cudaStreamCreate(&stream));
+    const wb::Stream stream;
     auto sgemm_on = [&](cublasHandle_t h, wb::Shape sh) {
         sgemm_row_major(h, sh.m, sh.n, sh.k, 1.0f, A.get(), B.get(), 0.0f, C.get());
     };
@@ -188,7 +188,6 @@ inline Costs measure(const wb::DeviceFacts& dev, int reps) {
     // The shared handle still points at `stream`: point it back at the default stream before the
     // stream goes away (the harness sets its own stream on every call anyway).
     WB_CUBLAS_CHECK(cublasSetStream(wb::cublas_handle(), nullptr));
-    WB_CUDA_CHECK(cudaStreamDestroy(stream));
     return c;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aligned_operands.cuh"
+#include "cuda_handles.cuh"
 #include "cublas_costs.cuh"
 #include "kernels.cuh"
 #include "testing.cuh"
@@ -333,8 +334,7 @@ TEST_CASE("07: a math-mode variant leaves the shared handle as it found it", "[g
 
 TEST_CASE("07: cuBLAS runs on the stream it is given", "[gpu][07]") {
     WB_REQUIRE_GPU();
-    cudaStream_t stream = nullptr;
-    REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+    const wb::Stream stream;
     {
         wb::GemmProblem prob(wb::Shape{65, 33, 17}, 1.0f, 0.0f, 5);
         for (const wb::SgemmVariant& v : wb::table(kSgemmVariants)) {
@@ -349,7 +349,6 @@ TEST_CASE("07: cuBLAS runs on the stream it is given", "[gpu][07]") {
     }
     // The handle keeps a stream that is about to be destroyed: point it back at the default one.
     REQUIRE(cublasSetStream(wb::cublas_handle(), nullptr) == CUBLAS_STATUS_SUCCESS);
-    CHECK(cudaStreamDestroy(stream) == cudaSuccess);
 }
 
 TEST_CASE("07: the cost measurements are plausible", "[gpu][07]") {
