@@ -21,7 +21,7 @@ all: $(addprefix build-,$(CHAPTERS))
 # One line per dependency (tools/check_deps.sh), given what config.mk found so both say the same:
 # `make` starts with the missing ones (and stops without nvcc or g++), `make check-env` and
 # `make deps` list them all.
-DEPS_ENV = WB_NVCC='$(NVCC)' WB_CXX='$(CXX)' WB_CATCH2_VERSION='$(CATCH2_VERSION)' WB_CATCH2_DIR='$(CATCH2_DIR)' \
+DEPS_ENV = WB_NVCC='$(NVCC)' WB_NVCC_PATH='$(NVCC_PATH)' WB_CXX='$(CXX)' WB_CATCH2_VERSION='$(CATCH2_VERSION)' WB_CATCH2_DIR='$(CATCH2_DIR)' \
   $(if $(filter-out undefined,$(origin CUTLASS_INC)),WB_CUTLASS_INC='$(CUTLASS_INC)') \
   $(if $(filter-out undefined,$(origin CUTLASS)),WB_CUTLASS='$(CUTLASS)')
 deps deps-all:
