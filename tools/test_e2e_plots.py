@@ -121,13 +121,13 @@ class TestTables(Fixture):
     def test_fill_replaces_between_markers_only(self):
         notes = os.path.join(self.dir, "README.md")
         with open(notes, "w") as f:
-            f.write("intro\n<!-- wb:08:graphs -->\nold table\n<!-- /wb:08:graphs -->\noutro\n")
+            f.write("intro\n<!-- wb:fill e2e-graphs -->\nold table\n<!-- wb:end e2e-graphs -->\noutro\n")
         e2e_plots.fill(self.dir, [notes])
         with open(notes) as f:
             text = f.read()
-        assert text.startswith("intro\n<!-- wb:08:graphs -->\n| path |")
+        assert text.startswith("intro\n<!-- wb:fill e2e-graphs -->\n| path |")
         assert "old table" not in text
-        assert text.endswith("<!-- /wb:08:graphs -->\noutro\n")
+        assert text.endswith("<!-- wb:end e2e-graphs -->\noutro\n")
         e2e_plots.fill(self.dir, [notes])  # a second fill changes nothing
         with open(notes) as f:
             assert f.read() == text
@@ -140,7 +140,7 @@ class TestTables(Fixture):
         assert zh["transfers"] == ["（transfers 部分未运行）"]
         notes = os.path.join(self.dir, "README.zh-CN.md")
         with open(notes, "w") as f:
-            f.write("<!-- wb:08:graphs -->\n<!-- /wb:08:graphs -->\n")
+            f.write("<!-- wb:fill e2e-graphs -->\n<!-- wb:end e2e-graphs -->\n")
         e2e_plots.fill(self.dir, [notes])
         with open(notes) as f:
             assert "图重放：3.00" in f.read()
@@ -151,6 +151,15 @@ class TestTables(Fixture):
             f.write("no markers\n")
         assert e2e_main("fill", self.dir, notes) == 2
 
+    def test_fill_refuses_an_unbalanced_marker(self):
+        notes = os.path.join(self.dir, "broken.md")
+        text = "intro\n<!-- wb:fill e2e-graphs -->\nold table\n"  # its end marker lost
+        with open(notes, "w") as f:
+            f.write(text)
+        assert e2e_main("fill", self.dir, notes) == 2
+        with open(notes) as f:
+            assert f.read() == text  # nothing written
+
     def test_plots_writes_tables_without_matplotlib(self):
         os.environ["WB_NO_MATPLOTLIB"] = "1"
         try:
@@ -159,7 +168,7 @@ class TestTables(Fixture):
             del os.environ["WB_NO_MATPLOTLIB"]
         with open(os.path.join(self.dir, "tables.md")) as f:
             text = f.read()
-        assert "<!-- wb:08:crossover -->" in text
+        assert "<!-- wb:fill e2e-crossover -->" in text
         assert not os.path.exists(os.path.join(self.dir, "crossover.png"))
 
     def test_pictures(self):

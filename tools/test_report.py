@@ -151,7 +151,7 @@ LADDER_CHAPTERS = {"02_naive_kernel", "03_shared_tiling", "04_register_unroll", 
 
 def block(text, name):
     """What a report holds between the markers of one placeholder."""
-    return text[text.index(f"<!-- wb:begin {name} -->"):text.index(f"<!-- wb:end {name} -->")]
+    return text[text.index(f"<!-- wb:fill {name} -->"):text.index(f"<!-- wb:end {name} -->")]
 
 
 def best_at(rows, chapter, dtype, shape):
@@ -395,7 +395,7 @@ class TestReportFixture:
 def between_markers_removed(text):
     """The report with the content of every marker pair taken out: what a re-fill must keep."""
     import re
-    return re.sub(r"(<!-- wb:begin (\w+) -->).*?(<!-- wb:end \2 -->)", r"\1\3", text, flags=re.S)
+    return re.sub(r"(<!-- wb:fill (\w+) -->).*?(<!-- wb:end \2 -->)", r"\1\3", text, flags=re.S)
 
 
 FIXTURE_RUBRIC = os.path.join(TOOLS, "report_fixture_rubric.json")
@@ -661,29 +661,29 @@ class TestRefill:
         text = self.read("report.md")
         # The student deleted the end marker of the ladder and both markers of the sweep table.
         text = text.replace("<!-- wb:end LADDER_TABLE -->", "MY NOTE ON THE LADDER")
-        text = text.replace("<!-- wb:begin SWEEP_TABLE -->", "").replace("<!-- wb:end SWEEP_TABLE -->", "")
+        text = text.replace("<!-- wb:fill SWEEP_TABLE -->", "").replace("<!-- wb:end SWEEP_TABLE -->", "")
         # ... and wants the ladder a second time at the end: a complete pair after the lone marker.
         text += "\n{{LADDER_TABLE}}\n"
         self.write("report.md", text)
         r = self.fill(self.other_csv())
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 2, r.stderr
-        assert "wb:begin LADDER_TABLE" in lines[0]
+        assert "wb:fill LADDER_TABLE" in lines[0]
         assert "SWEEP_TABLE" in lines[1]
         new = self.read("report.md")
-        start = new.index("<!-- wb:begin LADDER_TABLE -->")
+        start = new.index("<!-- wb:fill LADDER_TABLE -->")
         assert new[start:new.index("MY NOTE ON THE LADDER") + 21] == \
-                         text[text.index("<!-- wb:begin LADDER_TABLE -->"):text.index("MY NOTE ON THE LADDER") + 21]
+                         text[text.index("<!-- wb:fill LADDER_TABLE -->"):text.index("MY NOTE ON THE LADDER") + 21]
         assert "| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 245.0 |" in new  # the rest is refilled
         # Writing the placeholder back brings the table back, between markers.
         self.write("report.md", new.replace("MY NOTE ON THE LADDER", "MY NOTE ON THE LADDER\n\n{{SWEEP_TABLE}}"))
         r = self.fill()
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr  # only the lone LADDER marker
         final = self.read("report.md")
-        assert "<!-- wb:begin SWEEP_TABLE -->" in final
+        assert "<!-- wb:fill SWEEP_TABLE -->" in final
         # The lone begin marker never pairs with the later end marker across the student's note.
         assert "MY NOTE ON THE LADDER" in final
-        assert final.count("<!-- wb:begin LADDER_TABLE -->") == 2
+        assert final.count("<!-- wb:fill LADDER_TABLE -->") == 2
         assert final.count("<!-- wb:end LADDER_TABLE -->") == 1
 
     def test_an_unwritable_report_folder_is_refused_before_any_work(self):
@@ -809,7 +809,7 @@ class TestReportEdgeCases:
             with open(os.path.join(out, name), encoding="utf-8") as f:
                 text = f.read()
             assert words in text
-            ladder = text[text.index("<!-- wb:begin LADDER_TABLE -->"):]
+            ladder = text[text.index("<!-- wb:fill LADDER_TABLE -->"):]
             assert ladder.split("\n")[2].startswith("**"), ladder[:300]  # the block's first line
         # Named explicitly, a shape that is not there is refused instead.
         r = run(["bash", "tools/report.sh"], {"REPORT_CSV": self.without_4096(), "REPORT_OUT": out,

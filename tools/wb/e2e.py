@@ -4,9 +4,10 @@ program), drawn from the CSV files its program writes with --out DIR.
     python3 -m wb e2e plots DIR             tables.md and, with matplotlib, crossover.png,
                                               breakdown.png and timeline.png, all in DIR
     python3 -m wb e2e fill DIR [NOTES ...]
-                                              puts the tables of DIR into the notes between their
-                                              markers <!-- wb:08:NAME --> and <!-- /wb:08:NAME -->
-                                              (default: 08_end_to_end/README.md and README.zh-CN.md)
+                                              puts the tables of DIR into the notes' blocks
+                                              <!-- wb:fill e2e-NAME --> ... <!-- wb:end e2e-NAME -->
+                                              (see wb.markers; default: 08_end_to_end/README.md
+                                              and README.zh-CN.md)
 
 The files (see 08_end_to_end/output.cuh): run.txt (GPU, versions, commit, time, command, link),
 transfers.csv, crossover.csv, streams.csv, timeline_serial.csv, timeline_pipelined.csv,
@@ -15,10 +16,9 @@ Standard library only; matplotlib is optional (without it the tables are still w
 line says how to get the pictures)."""
 import csv
 import os
-import re
 import sys
 
-from wb import ROOT, add_command
+from wb import ROOT, add_command, markers
 from wb.mdtable import lines as table
 
 SECTIONS = ["provenance", "transfers", "crossover", "breakdown", "streams", "graphs", "managed"]
@@ -291,20 +291,20 @@ def sections(folder, lang="en"):
 def tables_markdown(folder):
     out = []
     for name, lines in sections(folder).items():
-        out += [f"<!-- wb:08:{name} -->"] + lines + [f"<!-- /wb:08:{name} -->", ""]
+        out += [markers.begin(f"e2e-{name}")] + lines + [markers.end(f"e2e-{name}"), ""]
     return "\n".join(out)
 
 
 # ---- filling the notes ---------------------------------------------------------------------------
-def fill_text(text, secs):
-    """Replaces what lies between each <!-- wb:08:NAME --> and <!-- /wb:08:NAME --> with the section.
-    Markers that are absent are left alone; returns (new text, names filled)."""
+def fill_text(text, secs, path="<text>"):
+    """Replaces the content of each block e2e-NAME with the section NAME. Blocks that are absent
+    are left alone; returns (new text, names filled). Raises markers.MarkerError on a marker that
+    cannot be read."""
     filled = []
     for name, lines in secs.items():
-        pattern = re.compile(r"(<!-- wb:08:%s -->\n)(.*?)(<!-- /wb:08:%s -->)" % (name, name), re.S)
-        if pattern.search(text):
-            body = "\n".join(lines) + "\n"
-            text = pattern.sub(lambda m: m.group(1) + body + m.group(3), text)
+        new = markers.replace(text, f"e2e-{name}", "\n".join(lines) + "\n", path)
+        if new is not None:
+            text = new
             filled.append(name)
     return text, filled
 
@@ -314,9 +314,12 @@ def fill(folder, notes):
         secs = sections(folder, "zh" if path.endswith(".zh-CN.md") else "en")
         with open(path) as f:
             text = f.read()
-        new, filled = fill_text(text, secs)
+        try:
+            new, filled = fill_text(text, secs, path)
+        except markers.MarkerError as e:
+            raise UsageError(str(e)) from None
         if not filled:
-            raise UsageError(f"{path} has no <!-- wb:08:NAME --> markers")
+            raise UsageError(f"{path} has no {markers.begin('e2e-NAME')} blocks")
         with open(path, "w") as f:
             f.write(new)
         print(f"e2e_plots: {path}: filled {', '.join(filled)}")

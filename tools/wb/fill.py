@@ -1,14 +1,15 @@
 """wb.fill - `python3 -m wb fill CSV [COMMANDS.tsv]`: writes the measured table of each chapter found in CSV
-into the chapter's README.md and README.zh-CN.md, between the markers
-<!-- H200-RESULTS --> and <!-- /H200-RESULTS --> (the closing marker is added the first time).
-Every number comes from the CSV; the caption names the GPU, versions, commit, date and command."""
+into the chapter's README.md and README.zh-CN.md, as the content of their block `results`
+(<!-- wb:fill results --> ... <!-- wb:end results -->, see wb.markers; a note without that block is
+left alone). Every number comes from the CSV; the caption names the GPU, versions, commit, date and
+command. `python3 -m wb notes check` checks that the notes still say what the CSV says."""
 import csv
 import os
-import re
+import sys
 
-from wb import add_command, mdtable
+from wb import add_command, markers, mdtable
 
-OPEN, CLOSE = "<!-- H200-RESULTS -->", "<!-- /H200-RESULTS -->"
+NAME = "results"
 TEXT = {
     "en": {
         "caption": "Measured on {gpu} (sm_{cc}), driver CUDA {driver}, runtime {runtime}, {date}, "
@@ -41,18 +42,24 @@ def table(rows, lang, cmd, csv_path):
 
 
 def fill(path, block):
+    """Writes `block` into the note's block `results`; False when the note or the block is absent.
+    Raises markers.MarkerError on a marker that cannot be read."""
     if not os.path.exists(path):
         return False
-    text = open(path, encoding="utf-8").read()
-    if OPEN not in text:
-        print(f"fill_results: {path} has no {OPEN} marker, left alone")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    new = markers.replace(text, NAME, block, path)
+    if new is None:
+        print(f"fill_results: {path} has no {markers.begin(NAME)} block, left alone")
         return False
-    if CLOSE in text:
-        text = re.sub(re.escape(OPEN) + r".*?" + re.escape(CLOSE), OPEN + "\n" + block + "\n" + CLOSE, text, flags=re.S)
-    else:
-        text = text.replace(OPEN, OPEN + "\n" + block + "\n" + CLOSE, 1)
-    open(path, "w", encoding="utf-8").write(text)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(new)
     return True
+
+
+def read_rows(csv_path):
+    with open(csv_path, newline="") as f:
+        return list(csv.DictReader(f))
 
 
 def register(sub):
@@ -64,8 +71,7 @@ def register(sub):
 
 
 def main(csv_path, cmds_path=None):
-    with open(csv_path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(csv_path)
     cmds = {}
     if cmds_path and os.path.exists(cmds_path):
         for line in open(cmds_path):
@@ -77,6 +83,11 @@ def main(csv_path, cmds_path=None):
     for chapter, rs in by_chapter.items():
         cmd = cmds.get(chapter, f"./{chapter}/{chapter} ... --csv {csv_path}")
         for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
-            if fill(os.path.join(chapter, name), table(rs, lang, cmd, csv_path)):
+            try:
+                filled = fill(os.path.join(chapter, name), table(rs, lang, cmd, csv_path))
+            except markers.MarkerError as e:
+                print(f"fill_results: error: {e}", file=sys.stderr)
+                return 1
+            if filled:
                 print(f"fill_results: {chapter}/{name}: {len(rs)} rows")
     return 0

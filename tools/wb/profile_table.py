@@ -1,14 +1,15 @@
 """wb.profile_table - `python3 -m wb profile-table NCU_LOG [--fill] [--date DATE]`: turns the text output of `make profile-NN` (ncu --metrics ...) into
 one markdown table per chapter: a row per kernel (repeated launches of the same kernel keep the
 first), a column per metric. With --fill it writes each table into the chapter's README.md and
-README.zh-CN.md between <!-- H200-PROFILE --> and <!-- /H200-PROFILE --> (added after the results
-table the first time). The log may hold several chapters, each introduced by a line "== profile-NN"."""
+README.zh-CN.md as the content of their block `profile` (<!-- wb:fill profile --> ...
+<!-- wb:end profile -->, see wb.markers; added after the block `results` the first time). The log may hold several chapters, each introduced by a line "== profile-NN"."""
 import os
 import re
+import sys
 
-from wb import add_command, mdtable
+from wb import add_command, markers, mdtable
 
-OPEN, CLOSE = "<!-- H200-PROFILE -->", "<!-- /H200-PROFILE -->"
+NAME = "profile"
 CAPTION = {
     "en": "Nsight Compute on the same H200, {date}, `make profile-{nn} PROFILE_ARGS='--size 2048 --warmup 1 "
           "--reps 1 --no-check'` (raw output: `results/h200/profile.log`; cuBLAS's own kernel is profiled too):",
@@ -61,16 +62,17 @@ def table(rows, metrics):
 
 
 def fill(path, block):
-    text = open(path, encoding="utf-8").read()
-    if OPEN in text and CLOSE in text:
-        text = re.sub(re.escape(OPEN) + r".*?" + re.escape(CLOSE), OPEN + "\n" + block + "\n" + CLOSE, text, flags=re.S)
-    elif OPEN in text:
-        text = text.replace(OPEN, OPEN + "\n" + block + "\n" + CLOSE, 1)
-    elif "<!-- /H200-RESULTS -->" in text:
-        text = text.replace("<!-- /H200-RESULTS -->", "<!-- /H200-RESULTS -->\n\n" + OPEN + "\n" + block + "\n" + CLOSE, 1)
-    else:
+    """Writes `block` into the note's block `profile` (a new one after the block `results` when it
+    has none); False when it has neither. Raises markers.MarkerError on a marker that cannot be read."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    new = markers.replace(text, NAME, block, path)
+    if new is None:
+        new = markers.insert_after(text, "results", NAME, block, path)
+    if new is None:
         return False
-    open(path, "w", encoding="utf-8").write(text)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(new)
     return True
 
 
@@ -92,6 +94,11 @@ def main(log, fill_notes=False, date=""):
         for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
             path = os.path.join(folders.get(nn, ""), name)
             block = CAPTION[lang].format(date=date, nn=nn) + "\n\n" + table(rows, metrics)
-            if os.path.exists(path) and fill(path, block):
+            try:
+                filled = os.path.exists(path) and fill(path, block)
+            except markers.MarkerError as e:
+                print(f"profile_table: error: {e}", file=sys.stderr)
+                return 1
+            if filled:
                 print(f"profile_table: {path}: {len(rows)} kernels")
     return 0

@@ -6,7 +6,8 @@ every table and paragraph computed from those two files, the plots (with matplot
 of the two input files, so the report carries its evidence.
 
 The first fill copies report_template/ and replaces each {{PLACEHOLDER}} by its table, set between
-two invisible markers (<!-- wb:begin NAME --> ... <!-- wb:end NAME -->). Every later fill reads the
+two invisible markers (<!-- wb:fill NAME --> ... <!-- wb:end NAME -->, the one marker syntax of
+every tool, see wb.markers). Every later fill reads the
 report that is there and replaces only what lies between markers: the text the student wrote (every
 **Write** section, anything outside the markers) is kept character for character. The previous
 version is kept as report.md.bak. A marker the student deleted is reported in one line and its
@@ -56,7 +57,7 @@ import sys
 import tempfile
 from collections import defaultdict
 
-from wb import ROOT, add_command
+from wb import ROOT, add_command, markers
 from wb import bench_summary as bs  # the same reading of the CSV as `make bench`
 from wb.mdtable import table as md_table
 from wb.shapes import parse_shape, shape_text  # the programs' grammar of sizes
@@ -1109,25 +1110,15 @@ def plots_block(res, t, plot_files):
 # ---- filling the templates -------------------------------------------------------------------
 
 # The generated parts of a report live between two markers, invisible when the Markdown is shown:
-#     <!-- wb:begin LADDER_TABLE -->  ...the table...  <!-- wb:end LADDER_TABLE -->
+#     <!-- wb:fill LADDER_TABLE -->  ...the table...  <!-- wb:end LADDER_TABLE -->
 # A re-fill replaces what is between each pair and keeps every other character of the report as it
 # was, so the student's text survives any number of runs. A {{NAME}} anywhere (the template's, or
 # one a student writes to bring back a table) becomes a marked block on the next fill.
 INLINE = {"STUDENT_ID", "GPU", "DATE", "LADDER_SHAPE"}  # filled inside a line of text, not as a block
-MARKER = re.compile(r"<!-- wb:(begin|end) ([A-Za-z0-9_]+) -->")
-
-
 def marked(name, value):
-    begin, end = f"<!-- wb:begin {name} -->", f"<!-- wb:end {name} -->"
+    begin, end = markers.begin(name), markers.end(name)
     # Blank lines around a block keep a table from running into the markers in any Markdown viewer.
     return f"{begin}{value}{end}" if name in INLINE else f"{begin}\n\n{value}\n\n{end}"
-
-
-def pair_pattern(name):
-    """A begin marker of `name`, then the nearest end marker of `name` with no begin of it in
-    between: a lone marker (its partner deleted) never swallows the text up to a later pair."""
-    begin, end = re.escape(f"<!-- wb:begin {name} -->"), re.escape(f"<!-- wb:end {name} -->")
-    return re.compile(f"{begin}(?:(?!{begin}).)*?{end}", re.S)
 
 
 def fill(text, values, expected):
@@ -1136,18 +1127,18 @@ def fill(text, values, expected):
     and a name in `expected` with no place left in the text (its markers deleted)."""
     notes = []
     for name, value in values.items():
-        text = pair_pattern(name).sub(lambda _m, n=name, v=value: marked(n, v), text)
+        text = markers.pair_pattern(name).sub(lambda _m, n=name, v=value: marked(n, v), text)
         text = text.replace("{{" + name + "}}", marked(name, value))
     rest = text
     for name in values:
-        rest = pair_pattern(name).sub("", rest)
-    lone = {(kind, name) for kind, name in MARKER.findall(rest) if name in values}
+        rest = markers.pair_pattern(name).sub("", rest)
+    lone = {(kind, name) for kind, name in markers.LINE.findall(rest) if name in values}
     for kind, name in sorted(lone, key=lambda m: (m[1], m[0])):
-        other = "end" if kind == "begin" else "begin"
+        other = "end" if kind == "fill" else "fill"
         notes.append(f"a 'wb:{kind} {name}' marker has no 'wb:{other} {name}': left as it is; put the "
                      f"missing marker back (or replace both by {{{{{name}}}}}) to have it filled again")
     for name in expected:
-        if f"<!-- wb:begin {name} -->" not in text and f"<!-- wb:end {name} -->" not in text:
+        if markers.begin(name) not in text and markers.end(name) not in text:
             notes.append(f"no place for {name} (its markers were deleted, or the report is older than the "
                          f"template): write {{{{{name}}}}} where it should go and run make report again")
     return text, notes

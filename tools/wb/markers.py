@@ -1,0 +1,259 @@
+"""wb.markers - `python3 -m wb notes check|list`: the one marker syntax for what the tools write into
+Markdown, and the check that every filled block in the notes still says what its source says.
+
+A filled block is two invisible lines and what lies between them:
+
+    <!-- wb:fill NAME -->
+    ...written by a tool, never by hand...
+    <!-- wb:end NAME -->
+
+Each marker is a line of its own (the report's one-line values, e.g. the GPU's name inside a
+sentence, are the one exception: report writes both markers around the value in that line). NAME
+says what fills the block:
+
+    results          wb fill, the chapter's rows of the bench CSV its caption cites
+    profile          wb profile-table --fill, the chapter's kernels in the Nsight Compute log it cites
+    e2e-SECTION      wb e2e fill, chapter 08's CSV files (SECTION: provenance, transfers, crossover,
+                     breakdown, streams, graphs, managed)
+    costs, precision the raw log the caption cites, copied verbatim into a fenced block
+    env              chapter 00's row, written from results/h200/env.json
+    UPPER_CASE       wb report, in a student's report (report/report.md)
+
+`notes list` prints every block of the notes (file:line, name); `notes check` regenerates each
+block from the committed file it cites and prints one line per block: ok, DIFFERS (exit status 1,
+with the first line that differs) or "not regenerated" with the reason. A marker that is not on a
+line of its own, has no partner, or names an unknown block is an error with its file:line (exit
+status 1)."""
+import os
+import re
+import subprocess
+import sys
+from typing import NamedTuple
+
+from wb import ROOT, add_command
+
+LINE = re.compile(r"<!-- wb:(fill|end) ([A-Za-z0-9_.-]+) -->")
+E2E_SECTIONS = ("provenance", "transfers", "crossover", "breakdown", "streams", "graphs", "managed")
+NOTE_NAMES = {"results", "profile", "costs", "precision", "env"} | {f"e2e-{s}" for s in E2E_SECTIONS}
+
+
+class MarkerError(ValueError):
+    """A marker that cannot be read; the message starts with file:line."""
+
+
+class Block(NamedTuple):
+    name: str
+    line: int    # 1-based line of the fill marker
+    start: int   # offset of the content (just after the fill marker's line)
+    stop: int    # offset of the end marker
+    content: str
+
+
+def begin(name):
+    return f"<!-- wb:fill {name} -->"
+
+
+def end(name):
+    return f"<!-- wb:end {name} -->"
+
+
+def pair_pattern(name):
+    """A fill marker of `name`, then the nearest end marker of `name` with no fill of it in
+    between (for text a person edits, where a marker may have lost its partner: a lone marker
+    never swallows the text up to a later pair)."""
+    b, e = re.escape(begin(name)), re.escape(end(name))
+    return re.compile(f"{b}(?:(?!{b}).)*?{e}", re.S)
+
+
+def blocks(text, path="<text>", names=None):
+    """Every block of `text`, in order. Raises MarkerError (file:line first) on a line that starts
+    like a marker but is none, a block opened inside another, an end without its fill, a fill
+    without its end, a name given twice, or (with `names`) a name not in `names`."""
+    out, open_ = [], None
+    offset = 0
+    seen = {}
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        stripped = line.strip()
+        if stripped.startswith("<!-- wb:"):
+            m = LINE.fullmatch(stripped)
+            if not m:
+                raise MarkerError(f"{path}:{number}: unknown marker {stripped!r} "
+                                  f"(the markers are {begin('NAME')} and {end('NAME')}, each on its own line)")
+            kind, name = m.groups()
+            if names is not None and name not in names:
+                raise MarkerError(f"{path}:{number}: unknown block name {name!r} (known: {', '.join(sorted(names))})")
+            if kind == "fill":
+                if open_:
+                    raise MarkerError(f"{path}:{number}: {begin(name)} inside the block {open_[0]!r} "
+                                      f"opened at line {open_[1]}, which has no {end(open_[0])} before it")
+                if name in seen:
+                    raise MarkerError(f"{path}:{number}: a second block {name!r} (the first is at line {seen[name]})")
+                seen[name] = number
+                open_ = (name, number, offset + len(line))
+            else:
+                if not open_ or open_[0] != name:
+                    raise MarkerError(f"{path}:{number}: {end(name)} without {begin(name)} before it")
+                out.append(Block(name, open_[1], open_[2], offset, text[open_[2]:offset]))
+                open_ = None
+        offset += len(line)
+    if open_:
+        raise MarkerError(f"{path}:{open_[1]}: {begin(open_[0])} has no {end(open_[0])} after it")
+    return out
+
+
+def find(text, name, path="<text>", names=None):
+    """The block `name` of `text`, or None."""
+    return next((b for b in blocks(text, path, names) if b.name == name), None)
+
+
+def replace(text, name, body, path="<text>", names=None):
+    """`text` with the content of block `name` replaced by `body` (a final newline is added when it
+    has none), or None when there is no such block."""
+    b = find(text, name, path, names)
+    if b is None:
+        return None
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return text[:b.start] + body + text[b.stop:]
+
+
+def wrap(name, body):
+    """A whole block: the fill marker, `body`, the end marker (no final newline)."""
+    return begin(name) + "\n" + body.rstrip("\n") + "\n" + end(name)
+
+
+def insert_after(text, after, name, body, path="<text>", names=None):
+    """`text` with a new block `name` holding `body`, a blank line after the end of block `after`;
+    None when there is no block `after`."""
+    b = find(text, after, path, names)
+    if b is None:
+        return None
+    cut = b.stop + len(end(after))
+    return text[:cut] + "\n\n" + wrap(name, body) + text[cut:]
+
+
+# ---- the notes and where their blocks come from --------------------------------------------------
+def note_files(root=ROOT):
+    """The Markdown files of the workbook that carry notes: every tracked *.md outside results/ and
+    report_template/ (the report's blocks live in the student's copy, not in the template)."""
+    try:
+        listed = subprocess.run(["git", "-C", root, "ls-files", "*.md"], capture_output=True, text=True,
+                                check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        listed = [os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs
+                  if f.endswith(".md") and "/." not in d]
+    return sorted(p for p in listed if not p.startswith(("results/", "report_template/"))
+                  and os.path.exists(os.path.join(root, p)))
+
+
+def cited(content, pattern):
+    m = re.search(pattern, content)
+    return m.group(1) if m else None
+
+
+def expected(path, block, text, root=ROOT):
+    """(what the block should hold, the source it came from), or (None, why it cannot be
+    regenerated). `path` is relative to `root`; `text` is the whole note."""
+    from wb import e2e, fill, profile_table
+    lang = "zh" if path.endswith(".zh-CN.md") else "en"
+    name, content = block.name, block.content
+    if name == "results":
+        src = cited(content, r"`([^`]+\.csv)`[)）]")
+        cmd = cited(content, r"\n`([^`]+)`\n")
+        if not src or not cmd:
+            return None, "its caption names no command and CSV"
+        rows = fill.read_rows(os.path.join(root, src))
+        chapter = os.path.dirname(path)
+        mine = [r for r in rows if r["chapter"] == chapter]
+        if not mine:
+            return None, f"{src} has no rows of {chapter}"
+        return fill.table(mine, lang, cmd, src) + "\n", src
+    if name == "profile":
+        src = cited(content, r"`(results/[^`]+\.log)`")
+        caption = content.split("\n\n", 1)[0]
+        if not src:
+            return None, "its caption cites no log"
+        nn = os.path.dirname(path)[:2]
+        with open(os.path.join(root, src), encoding="utf-8", errors="replace") as f:
+            log = f.read()
+        chapters = profile_table.parse(log if "== profile-" in log else f"== profile-{nn}\n" + log)
+        if nn not in chapters:
+            return None, f"{src} has no profile of chapter {nn}"
+        return caption + "\n\n" + profile_table.table(*chapters[nn]) + "\n", src
+    if name.startswith("e2e-"):
+        prov = find(text, "e2e-provenance", path)
+        folder = prov and cited(prov.content, r"--out (\S+?)`")
+        if not folder:
+            return None, "the e2e-provenance block names no --out folder"
+        return "\n".join(e2e.sections(os.path.join(root, folder), lang)[name[4:]]) + "\n", folder
+    if name in ("costs", "precision"):
+        src = cited(content, r"`(results/[^`]+\.log)`")
+        fence = cited(content, r"(?s)```\n(.*?)```")
+        if not src or fence is None:
+            return None, "it cites no log or holds no fenced excerpt"
+        with open(os.path.join(root, src), encoding="utf-8", errors="replace") as f:
+            log = f.read()
+        # Only the excerpt comes from the log; the caption and the reading around it are prose.
+        return (content if fence in log else content.replace(fence, "(not found in the log)\n")), src
+    return None, "written by hand (from results/h200/env.json); no tool writes it" if name == "env" \
+        else "no tool writes it"
+
+
+def check(root=ROOT, files=None, out=sys.stdout):
+    """Checks every block of the notes; returns (exit status, the not-regenerated blocks as
+    (file, line, name, reason))."""
+    status, skipped = 0, []
+    for path in files if files is not None else note_files(root):
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            text = f.read()
+        try:
+            found = blocks(text, path, NOTE_NAMES)
+        except MarkerError as e:
+            print(f"error: {e}", file=out)
+            status = 1
+            continue
+        for b in found:
+            try:
+                want, src = expected(path, b, text, root)
+            except OSError as e:
+                want, src = None, f"its source cannot be read ({e.strerror}: {e.filename})"
+            where = f"{path}:{b.line}: {b.name}"
+            if want is None:
+                print(f"{where}: not regenerated: {src}", file=out)
+                skipped.append((path, b.line, b.name, src))
+            elif want == b.content:
+                print(f"{where}: ok (from {src})", file=out)
+            else:
+                have, new = b.content.splitlines(), want.splitlines()
+                i = next((i for i, (x, y) in enumerate(zip(have, new)) if x != y), min(len(have), len(new)))
+                print(f"{where}: DIFFERS from {src}, content line {i + 1}: the note has "
+                      f"{(have[i] if i < len(have) else '(nothing)')!r}, the source gives "
+                      f"{(new[i] if i < len(new) else '(nothing)')!r}", file=out)
+                status = 1
+    return status, skipped
+
+
+def register(sub):
+    p, cmds = add_command(sub, "notes", "the filled blocks of the notes: list them, check them against their sources",
+                          __doc__, nested=True)
+    cmds.add_parser("list", help="every filled block: file:line and name")
+    cmds.add_parser("check", help="regenerate every block from what it cites; exit 1 when one differs")
+    p.set_defaults(run=main)
+
+
+def main(a):
+    if a.cmd == "check":
+        status, skipped = check()
+        print(f"notes check: {'failed' if status else 'passed'}, {len(skipped)} block(s) not regenerated")
+        return status
+    status = 0
+    for path in note_files():
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            text = f.read()
+        try:
+            for b in blocks(text, path, NOTE_NAMES):
+                print(f"{path}:{b.line}: {b.name}")
+        except MarkerError as e:
+            print(f"error: {e}")
+            status = 1
+    return status
