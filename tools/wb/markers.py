@@ -34,6 +34,7 @@ from wb import ROOT, add_command
 
 LINE = re.compile(r"<!-- wb:(fill|end) ([A-Za-z0-9_.-]+) -->")
 E2E_SECTIONS = ("provenance", "transfers", "crossover", "breakdown", "streams", "graphs", "managed")
+SKIP_DIRS = {".git", "build", "report", "grade", "gpu-check", "__pycache__"}  # what tools and builds write
 NOTE_NAMES = {"results", "profile", "costs", "precision", "env"} | {f"e2e-{s}" for s in E2E_SECTIONS}
 
 
@@ -134,15 +135,16 @@ def insert_after(text, after, name, body, path="<text>", names=None):
 
 # ---- the notes and where their blocks come from --------------------------------------------------
 def note_files(root=ROOT):
-    """The Markdown files of the workbook that carry notes: every tracked *.md outside results/ and
-    report_template/ (the report's blocks live in the student's copy, not in the template)."""
+    """The Markdown files of the workbook that carry notes: every tracked *.md (every *.md outside
+    build folders without git, e.g. in a student kit) outside results/, report_template/ and the
+    student's report/ (the report's blocks are wb report's, with names of their own)."""
     try:
         listed = subprocess.run(["git", "-C", root, "ls-files", "*.md"], capture_output=True, text=True,
                                 check=True).stdout.split()
     except (OSError, subprocess.CalledProcessError):
         listed = [os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs
-                  if f.endswith(".md") and "/." not in d]
-    return sorted(p for p in listed if not p.startswith(("results/", "report_template/"))
+                  if f.endswith(".md") and not set(os.path.relpath(d, root).split(os.sep)) & SKIP_DIRS]
+    return sorted(p for p in listed if not p.startswith(("results/", "report_template/", "report/", "grade/"))
                   and os.path.exists(os.path.join(root, p)))
 
 
