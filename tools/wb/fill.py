@@ -1,15 +1,17 @@
-"""wb.fill - `python3 -m wb fill CSV [COMMANDS.tsv]`: writes the measured table of each chapter found in CSV
+"""wb.fill - `python3 -m wb fill [CSV [COMMANDS.tsv]] [--env ENV.json]`: writes the measured table of each chapter found in CSV
 into the chapter's README.md and README.zh-CN.md, as the content of their block `results`
 (<!-- wb:fill results --> ... <!-- wb:end results -->, see wb.markers; a note without that block is
 left alone). Every number comes from the CSV; the caption names the GPU, versions, commit, date and
-command. `python3 -m wb notes check` checks that the notes still say what the CSV says."""
+command. With --env, chapter 00's row (its block `env`) comes from the JSON of
+`00_env_check --json`. `python3 -m wb notes check` checks that the notes still say what the CSV says."""
 import csv
+import json
 import os
 import sys
 
 from wb import add_command, markers, mdtable
 
-NAME = "results"
+NAME, ENV = "results", "env"  # the blocks: a chapter's bench rows, chapter 00's row
 TEXT = {
     "en": {
         "caption": "Measured on {gpu} (sm_{cc}), driver CUDA {driver}, runtime {runtime}, {date}, "
@@ -62,12 +64,82 @@ def read_rows(csv_path):
         return list(csv.DictReader(f))
 
 
+ENV_TEXT = {
+    "en": {"gpu": "{name} ({sm}, {sms} SMs, driver CUDA {driver})", "run": " (run by `make bench`)",
+           "fma": "{v:.0f} GFLOP/s ({pct:.1f}% of {peak:.0f})", "clock": "{v:.3f} GHz",
+           "no_clock": "not measurable in that VM; the FMA rate implies at least {v:.3f} GHz",
+           "copy": "{v:.0f} GB/s ({pct:.1f}% of {peak:.0f})", "memcpy": "{v:.0f} GB/s ({pct:.1f}%)",
+           "smoke": "{status}, rel. error {err:.1e}"},
+    "zh": {"gpu": "{name}（{sm}，{sms} 个 SM，驱动 CUDA {driver}）", "run": "（由 `make bench` 运行）",
+           "fma": "{v:.0f} GFLOP/s（理论 {peak:.0f} 的 {pct:.1f}%）", "clock": "{v:.3f} GHz",
+           "no_clock": "在该虚拟机中无法测量；FMA 速率意味着至少 {v:.3f} GHz",
+           "copy": "{v:.0f} GB/s（理论 {peak:.0f} 的 {pct:.1f}%）", "memcpy": "{v:.0f} GB/s（{pct:.1f}%）",
+           "smoke": "{status}，相对误差 {err:.1e}"},
+}
+
+
+def env_row(env, lang, json_path):
+    """Chapter 00's row (its block `env`) from the JSON that `00_env_check --json` wrote: the first
+    GPU's measured FMA rate, SM clock, copy rates and cuBLAS smoke test."""
+    t, g = ENV_TEXT[lang], env["gpus"][0]
+    m = g["measured"]
+    if m.get("sm_clock_ghz_under_load"):
+        clock = t["clock"].format(v=m["sm_clock_ghz_under_load"])
+    else:  # the FMA rate needs at least this clock: FLOP/s / (SMs x lanes x 2 FLOP per FMA)
+        clock = t["no_clock"].format(v=m["fma_gflops"] / (g["sms"] * g["fp32_lanes_per_sm"] * 2))
+    cells = [t["gpu"].format(name=g["name"], sm=g["sm"], sms=g["sms"], driver=env["cuda"]["driver"]),
+             env["timestamp"][:10],
+             f"`./00_env_check/00_env_check --json {json_path}`" + t["run"],
+             t["fma"].format(v=m["fma_gflops"], pct=m["fma_pct_peak"], peak=g["peak_fp32_gflops"]),
+             clock,
+             t["copy"].format(v=m["copy_kernel_gbs"], pct=m["copy_kernel_pct_peak"], peak=g["peak_bandwidth_gbs"]),
+             t["memcpy"].format(v=m["memcpy_gbs"], pct=m["memcpy_pct_peak"]),
+             t["smoke"].format(status=g["cublas_smoke"]["status"], err=g["cublas_smoke"]["rel_err"])]
+    return "| " + " | ".join(cells) + " |"
+
+
+def fill_env(json_path):
+    """Writes chapter 00's row from `json_path` into 00_env_check's notes; 0, or 1 on an error."""
+    try:
+        with open(json_path, encoding="utf-8") as f:
+            env = json.load(f)
+        rows = {lang: env_row(env, lang, json_path) for lang in ("en", "zh")}
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+        print(f"fill_results: error: {json_path} is not the JSON of 00_env_check --json ({e!r})", file=sys.stderr)
+        return 1
+    for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
+        path = os.path.join("00_env_check", name)
+        try:
+            with open(path, encoding="utf-8") as f:
+                new = markers.replace(f.read(), ENV, rows[lang], path)
+        except (OSError, markers.MarkerError) as e:
+            print(f"fill_results: error: {e}", file=sys.stderr)
+            return 1
+        if new is None:
+            print(f"fill_results: {path} has no {markers.begin(ENV)} block, left alone")
+            continue
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(new)
+        print(f"fill_results: {path}: the row of {json_path}")
+    return 0
+
+
 def register(sub):
     p = add_command(sub, "fill", "the measured table of each chapter in a results CSV, into its notes", __doc__)
-    p.add_argument("csv", metavar="CSV", help="the bench results (e.g. results/h200/bench.csv)")
+    p.add_argument("csv", metavar="CSV", nargs="?", help="the bench results (e.g. results/h200/bench.csv)")
     p.add_argument("commands", metavar="COMMANDS.tsv", nargs="?",
                    help="chapter<TAB>the command that measured it (make bench writes results/bench_commands.tsv)")
-    p.set_defaults(run=lambda a: main(a.csv, a.commands))
+    p.add_argument("--env", metavar="ENV.json",
+                   help="also write chapter 00's row from this JSON of 00_env_check --json (e.g. results/h200/env.json)")
+    p.set_defaults(run=run)
+
+
+def run(a):
+    if not a.csv and not a.env:
+        print("python3 -m wb fill: give a results CSV, --env ENV.json, or both (--help says more)", file=sys.stderr)
+        return 2
+    status = main(a.csv, a.commands) if a.csv else 0
+    return status or (fill_env(a.env) if a.env else 0)
 
 
 def main(csv_path, cmds_path=None):

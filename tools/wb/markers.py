@@ -16,7 +16,7 @@ says what fills the block:
     e2e-SECTION      wb e2e fill, chapter 08's CSV files (SECTION: provenance, transfers, crossover,
                      breakdown, streams, graphs, managed)
     costs, precision the raw log the caption cites, copied verbatim into a fenced block
-    env              chapter 00's row, written from results/h200/env.json
+    env              wb fill --env, chapter 00's row from the JSON of 00_env_check --json
     UPPER_CASE       wb report, in a student's report (report/report.md)
 
 `notes list` prints every block of the notes (file:line, name); `notes check` regenerates each
@@ -24,6 +24,7 @@ block from the committed file it cites and prints one line per block: ok, DIFFER
 with the first line that differs) or "not regenerated" with the reason. A marker that is not on a
 line of its own, has no partner, or names an unknown block is an error with its file:line (exit
 status 1)."""
+import json
 import os
 import re
 import subprocess
@@ -197,8 +198,14 @@ def expected(path, block, text, root=ROOT):
             log = f.read()
         # Only the excerpt comes from the log; the caption and the reading around it are prose.
         return (content if fence in log else content.replace(fence, "(not found in the log)\n")), src
-    return None, "written by hand (from results/h200/env.json); no tool writes it" if name == "env" \
-        else "no tool writes it"
+    if name == "env":
+        src = cited(content, r"--json (\S+?)`")
+        if not src:
+            return None, "it names no JSON of 00_env_check --json"
+        with open(os.path.join(root, src), encoding="utf-8") as f:
+            env = json.load(f)
+        return fill.env_row(env, lang, src) + "\n", src
+    return None, "no tool writes it"
 
 
 def check(root=ROOT, files=None, out=sys.stdout):
@@ -219,6 +226,8 @@ def check(root=ROOT, files=None, out=sys.stdout):
                 want, src = expected(path, b, text, root)
             except OSError as e:
                 want, src = None, f"its source cannot be read ({e.strerror}: {e.filename})"
+            except (ValueError, KeyError, IndexError, TypeError) as e:
+                want, src = None, f"its source is not what its tool reads ({e!r})"
             where = f"{path}:{b.line}: {b.name}"
             if want is None:
                 print(f"{where}: not regenerated: {src}", file=out)
