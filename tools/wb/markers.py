@@ -4,7 +4,7 @@ Markdown, and the check that every filled block in the notes still says what its
 A filled block is two invisible lines and what lies between them:
 
     <!-- wb:fill NAME -->
-    ...written by a tool, never by hand...
+    ...what a tool wrote, or an excerpt copied from a committed log...
     <!-- wb:end NAME -->
 
 Each marker is a line of its own (the report's one-line values, e.g. the GPU's name inside a
@@ -15,7 +15,8 @@ says what fills the block:
     profile          wb profile-table --fill, the chapter's kernels in the Nsight Compute log it cites
     e2e-SECTION      wb e2e fill, chapter 08's CSV files (SECTION: provenance, transfers, crossover,
                      breakdown, streams, graphs, managed)
-    costs, precision the raw log the caption cites, copied verbatim into a fenced block
+    costs, precision an excerpt of the raw log the caption cites, copied by hand into a fenced
+                     block (checked: it must appear in that log verbatim; the prose is not)
     env              wb fill --env, chapter 00's row from the JSON of 00_env_check --json
     UPPER_CASE       wb report, in a student's report (report/report.md)
 
