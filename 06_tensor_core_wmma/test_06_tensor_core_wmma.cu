@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_handles.cuh"
 #include "test_support_06.cuh"
 
 namespace {
@@ -245,23 +246,16 @@ TEST_CASE("06: best times its shortlist once per shape, never into C, and not wh
 
     // The same kind of shape, never seen before, while a stream captures.
     const int M2 = M - 1;
-    cudaStream_t stream;
-    WB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    WB_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    const BestCandidate<HgemmFn>& captured =
-        pick_best(kHgemmCandidates, M2, N, K, 1.0f, dA.get(), dB.get(), 0.0f, dC.get(), stream);
-    launch_hgemm_best(M2, N, K, 1.0f, dA.get(), dB.get(), 0.0f, dC.get(), stream);
-    cudaGraph_t graph;
-    WB_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-    CHECK(&captured == &choose_best(kHgemmCandidates, M2, N, K, false, gpu.cc_number(), gpu.sms,
-                                    gpu.smem_per_block_optin));
-    cudaGraphExec_t exec;
-    WB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    const wb::Stream stream(cudaStreamNonBlocking);
+    const BestCandidate<HgemmFn>* captured = nullptr;
+    const wb::GraphExec exec = wb::capture_graph(stream, [&](cudaStream_t s) {
+        captured = &pick_best(kHgemmCandidates, M2, N, K, 1.0f, dA.get(), dB.get(), 0.0f, dC.get(), s);
+        launch_hgemm_best(M2, N, K, 1.0f, dA.get(), dB.get(), 0.0f, dC.get(), s);
+    });
+    CHECK(captured == &choose_best(kHgemmCandidates, M2, N, K, false, gpu.cc_number(), gpu.sms,
+                                   gpu.smem_per_block_optin));
     WB_CUDA_CHECK(cudaGraphLaunch(exec, stream));
     WB_CUDA_CHECK(cudaStreamSynchronize(stream));
-    WB_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    WB_CUDA_CHECK(cudaGraphDestroy(graph));
-    WB_CUDA_CHECK(cudaStreamDestroy(stream));
     // The graph ran the chosen kernel: the first M2 rows of C now hold A B, finite; the last row
     // is still the sentinel.
     const std::vector<float> c = dC.download();
