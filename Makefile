@@ -46,7 +46,7 @@ test-build: $(addprefix test-build-,$(CHAPTERS))
 $(addprefix test-build-,$(CHAPTERS)): test-build-%: lib
 	+@$(SUBMAKE) -C $* $(patsubst $*/%,%,$(call tests_of,$*))
 test: test-build
-	@bash tools/run_tests.sh common/build/test_common common/build/test_gemm_tiles $(foreach c,$(CHAPTERS),$(c)/test_$(c)) $(LAB_TESTS) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py tools/test_kit_leaks.py tools/test_make_hints.py tools/test_best_sweep.py tools/test_e2e_plots.py tools/test_markers.py tools/test_results_links.py tools/test_cohort.py
+	@bash tools/run_tests.sh common/build/test_common common/build/test_gemm_tiles $(foreach c,$(CHAPTERS),$(c)/test_$(c)) $(LAB_TESTS) tools/test_report.py tools/test_grade.py tools/test_sass_loop.py tools/test_student_kit.py tools/test_kit_leaks.py tools/test_make_hints.py tools/test_scripts.py tools/test_best_sweep.py tools/test_e2e_plots.py tools/test_markers.py tools/test_results_links.py tools/test_cohort.py
 $(addprefix test-,$(NUMBERS)): test-%: lib
 	+@$(SUBMAKE) -C $(call chapter_of,$*) $(patsubst $(call chapter_of,$*)/%,%,$(call tests_of,$(call chapter_of,$*)))
 	@bash tools/run_tests.sh $(call tests_of,$(call chapter_of,$*))
