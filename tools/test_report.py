@@ -755,6 +755,36 @@ class TestReportEdgeCases:
         assert r.returncode == 2
         assert "make bench" in r.stderr
 
+    def test_energy_table_from_the_gflops_per_j_column(self):
+        # The fixture has no energy column: both reports say so instead of a table.
+        en, zh = self.fill_without_plots()
+        assert "No energy figures in these results" in block(en, "ENERGY_TABLE")
+        assert "没有能耗数据" in block(zh, "ENERGY_TABLE")
+        # With the column: the ladder's best rows and cuBLAS get GFLOP/J and mJ per call.
+        rows = fixture_rows()
+        shape = (4096, 4096, 4096)
+        best = best_at(rows, "03_shared_tiling", "fp32", shape)
+        for r in rows:
+            r["gflops_per_j"] = ""
+            if r is best:
+                r["gflops_per_j"] = "40.0"
+            elif r["chapter"] == "07_cublas_baseline" and r["variant"] == "cublas_sgemm" and \
+                    (int(r["M"]), int(r["N"]), int(r["K"])) == shape:
+                r["gflops_per_j"] = "100.0"
+        path = os.path.join(self.tmp, "energy.csv")
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        en, zh = self.fill_without_plots(csv_path=path)
+        table = block(en, "ENERGY_TABLE")
+        mj = 2.0 * 4096 ** 3 / 1e9 / 40.0 * 1e3  # FLOP / (GFLOP/J) in millijoules
+        assert f"| 03_shared_tiling (fp32) | `{best['variant']}` |" in table
+        assert f"| 40.0 | {mj:.2f} |" in table
+        assert "| cuBLAS (fp32) | `cublas_sgemm` |" in table
+        assert "| 100.0 |" in table
+        assert "GFLOP/J" in block(zh, "ENERGY_TABLE")
+
     def test_without_device_facts_the_tables_still_fill(self):
         text, _ = self.fill_without_plots(env_path=os.path.join(self.tmp, "none.json"))
         assert "Device facts not found" in text

@@ -213,6 +213,13 @@ TEXT = {
                      "{bound} · Σ|a·b|.",
         "plot3": "Roofline with the measured ceilings; every variant at every shape it ran on, at its "
                  "minimum-traffic FLOP/byte; the best of each chapter at {shape} labelled.",
+        "gflops_per_j": "GFLOP/J", "joules": "mJ per call",
+        "energy_caption": "Energy at {shape}: the best variant of each chapter and cuBLAS in each precision, as "
+                          "GFLOP per joule of the whole board (NVML's energy counter over at least 200 ms of calls; "
+                          "`make bench` passes `--energy`). Idle power and the memory's are included: what a call "
+                          "really costs while it runs.",
+        "no_energy": "No energy figures in these results (the `gflops_per_j` column is empty or absent): `make "
+                     "bench` measures them on a GPU whose driver reports its energy or power through NVML.",
         "step": "step",
         "hopper_caption": "Chapter 09 at {shape}: each step of the Hopper ladder (TMA, wgmma, warp specialization) "
                           "with FP16 and with BF16 inputs, in TFLOP/s and as % of cuBLAS of the same precision, "
@@ -330,6 +337,12 @@ TEXT = {
                      "与参考结果不同；检查对每个元素的误差界是 {bound} · Σ|a·b|。",
         "plot3": "带实测上限的屋顶线：每个变体在其运行过的每个形状上，按最小访存量的 FLOP/字节放置；"
                  "各章在 {shape} 上的最佳变体带标注。",
+        "gflops_per_j": "GFLOP/J", "joules": "每次调用 mJ",
+        "energy_caption": "{shape} 上的能耗：各章最佳变体与各精度的 cuBLAS，以整块板卡每焦耳完成的 GFLOP 表示"
+                          "（NVML 能耗计数器，至少 200 ms 的调用；`make bench` 会传入 `--energy`）。空闲功耗和显存的功耗"
+                          "都计算在内：这是一次调用运行时的真实代价。",
+        "no_energy": "这些结果中没有能耗数据（`gflops_per_j` 一列为空或不存在）：在驱动能通过 NVML 报告能耗或功率的 GPU "
+                     "上运行 `make bench` 即可测得。",
         "step": "步骤",
         "hopper_caption": "第 09 章在 {shape} 上：Hopper 阶梯（TMA、wgmma、warp 专门化）的每一步在 FP16 与 BF16 "
                           "输入下的 TFLOP/s，以及占同一次程序运行中、同一形状上相同精度 cuBLAS（`cublas_hgemm`、"
@@ -619,6 +632,26 @@ def cublas_table(res, t):
         body.append([shape_text(s)] + cells)
     return t["cublas_caption"] + "\n\n" + md_table(header, body, right=set(range(1, len(header))))
 
+
+
+def energy_table(res, t):
+    """GFLOP per joule at the ladder's shape: each chapter's best variant, then cuBLAS per precision."""
+    shape = res.ladder_shape
+    rows = [(f"{key[0]} ({key[1]})", res.best[key][shape]) for key in res.ladder_keys if shape in res.best[key]]
+    for variant, dtype in bs.GPU_BASELINES.items():
+        lib = [r for r in res.rows if r["variant"] == variant and bs.shape_of(r) == shape and r["status"] == "PASS"]
+        preferred = [r for r in lib if r["chapter"] == bs.PREFERRED_CUBLAS_CHAPTER] or lib
+        if preferred:
+            rows.append((f"cuBLAS ({dtype})", preferred[0]))
+    measured = [(label, r, bs.number(r.get("gflops_per_j"))) for label, r in rows]
+    measured = [(label, r, e) for label, r, e in measured if e]
+    if not measured:
+        return t["no_energy"]
+    flop = 2.0 * shape[0] * shape[1] * shape[2]
+    body = [[label, f'`{r["variant"]}`', fmt_gflops(bs.number(r["gflops"])), f"{e:.1f}",
+             f"{flop / 1e9 / e * 1e3:.2f}"] for label, r, e in measured]
+    header = [t["chapter"], t["variant"], t["gflops"], t["gflops_per_j"], t["joules"]]
+    return t["energy_caption"].format(shape=shape_text(shape)) + "\n\n" + md_table(header, body, right={2, 3, 4})
 
 
 def end_to_end_table(res, t):
@@ -1357,6 +1390,7 @@ def write_everything(res, out_dir, template_dir, student):
             "CORRECTNESS_TABLE": correctness_table(res, t),
             "TENSOR_CORE_TABLE": tensor_core_table(res, t),
             "PRECISION_TABLE": precision_table(res, t),
+            "ENERGY_TABLE": energy_table(res, t),
             "PLOTS": plots_block(res, t, plot_files),
             "STUDENT_ID": who,
             "GPU": gpu,
