@@ -417,7 +417,7 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
                 opt.alpha, opt.beta, (unsigned long long)opt.seed, opt.warmup, opt.reps,
                 opt.check ? "" : "; verification OFF");
     std::printf("each variant is timed in %d rounds alternating with cuBLAS; %% of cuBLAS is the median of the rounds' ratios\n\n",
-                std::max(1, std::min(opt.reps, kPairedRounds)));
+                paired_rounds(opt.reps));
     print_kernel_resources(ch, dev);
 
     auto peak_for = [&](Precision p) {

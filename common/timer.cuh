@@ -75,6 +75,9 @@ struct PairedTiming {
 // ratios ignores a round that a clock change cut in two.
 constexpr int kPairedRounds = 5;
 
+// The rounds time_paired runs for `reps` timed calls: min(reps, kPairedRounds), at least 1.
+inline int paired_rounds(int reps) { return std::max(1, std::min(reps, kPairedRounds)); }
+
 // Times `variant` against `baseline`: `warmup` untimed calls of each, then min(reps, 5) rounds in
 // alternating order, each with ceil(reps / rounds) timed calls of both (so each gets >= reps).
 // `in_window(f)` runs f, the variant's launches only (e.g. inside a kernel trace window); the
@@ -89,7 +92,7 @@ PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int
         WB_CUDA_CHECK(cudaStreamSynchronize(stream));
     });
     PairedTiming t;
-    t.rounds = std::max(1, std::min(reps, kPairedRounds));
+    t.rounds = paired_rounds(reps);
     const int per_round = (reps + t.rounds - 1) / t.rounds;
     std::vector<float> base_ms, var_ms;
     std::vector<float> ratios;
