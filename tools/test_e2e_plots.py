@@ -110,6 +110,17 @@ class TestTables(Fixture):
         g = "\n".join(e2e_plots.graphs_lines(e2e_plots.read_csv(self.dir, "graphs.csv")))
         assert "3.00x cheaper" in g
         assert "goal 2.5x: met" in g
+        assert "runs (graphs_runs.csv)" not in g  # one run: no range
+
+    def test_graph_range_over_runs(self):
+        runs = [{"run": "1", "path": "loop", "us_per_gemm": "12"}, {"run": "1", "path": "graph", "us_per_gemm": "4"},
+                {"run": "2", "path": "loop", "us_per_gemm": "8"}, {"run": "2", "path": "graph", "us_per_gemm": "5"},
+                {"run": "3", "path": "loop", "us_per_gemm": "9"}]  # a run without its graph row is left out
+        g = e2e_plots.graphs_lines(e2e_plots.read_csv(self.dir, "graphs.csv"), runs)
+        assert g[-1] == ("Graph replay over 2 runs (graphs_runs.csv): 1.60-3.00x cheaper per GEMM; direct launches "
+                         "8.00-12.00 us per GEMM, replayed 4.00-5.00 us per GEMM.")
+        zh = e2e_plots.to_zh(g[-1])
+        assert "共 2 次运行" in zh and "1.60-3.00 倍" in zh and "us" not in zh
 
     def test_missing_parts_say_so(self):
         secs = e2e_plots.sections(self.dir)
