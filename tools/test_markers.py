@@ -197,3 +197,21 @@ def test_fill_without_a_csv_or_env_is_bad_usage():
     run = subprocess.run([sys.executable, "-m", "wb", "fill"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and "--env" in run.stderr
+
+
+def test_profile_caption_names_the_profiled_command_and_strips_namespaces(tmp_path, monkeypatch):
+    log = tmp_path / "p.log"
+    log.write_text("== profile-06\n/usr/local/cuda/bin/ncu --clock-control none --metrics m__x.sum "
+                   "./06_tensor_core_wmma --size 4096 --reps 1\n"
+                   "  void ch06::wmma_naive(ch06::WmmaArgs<__half>) (256, 256, 1)x(128, 1, 1), Context 1, Stream 13\n"
+                   "    gpu__time_duration.sum    ms    5.04\n    m__x.sum    inst    7\n", encoding="utf-8")
+    os.makedirs(tmp_path / "06_tensor_core_wmma")
+    for name in ("README.md", "README.zh-CN.md"):
+        (tmp_path / "06_tensor_core_wmma" / name).write_text(
+            "<!-- wb:fill profile -->\nold\n<!-- wb:end profile -->\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert profile_table.main("p.log", True, "2026-01-01", "abc1234") == 0
+    en = (tmp_path / "06_tensor_core_wmma" / "README.md").read_text(encoding="utf-8")
+    assert ("2026-01-01, commit `abc1234`, `make profile-06`, which runs `./06_tensor_core_wmma --size 4096 --reps 1` "
+            "(raw output: `p.log`") in en
+    assert "| `wmma_naive` | 5.040 | 7 |" in en

@@ -1,4 +1,4 @@
-"""wb.profile_table - `python3 -m wb profile-table NCU_LOG [--fill] [--date DATE]`: turns the text output of `make profile-NN` (ncu --metrics ...) into
+"""wb.profile_table - `python3 -m wb profile-table NCU_LOG [--fill] [--date DATE] [--commit REV]`: turns the text output of `make profile-NN` (ncu --metrics ...) into
 one markdown table per chapter: a row per kernel (repeated launches of the same kernel keep the
 first), a column per metric. With --fill it writes each table into the chapter's README.md and
 README.zh-CN.md as the content of their block `profile` (<!-- wb:fill profile --> ...
@@ -11,17 +11,24 @@ from wb import add_command, markers, mdtable
 
 NAME = "profile"
 CAPTION = {
-    "en": "Nsight Compute on the same H200, {date}, `make profile-{nn} PROFILE_ARGS='--size 2048 --warmup 1 "
-          "--reps 1 --no-check'` (raw output: `results/h200/profile.log`; cuBLAS's own kernel is profiled too):",
-    "zh": "在同一块 H200 上用 Nsight Compute 测得，{date}，命令 `make profile-{nn} PROFILE_ARGS='--size 2048 "
-          "--warmup 1 --reps 1 --no-check'`（原始输出：`results/h200/profile.log`；cuBLAS 自己的核函数也一并分析）：",
+    "en": "Nsight Compute on the same H200, {date}{commit}, `make profile-{nn}`, which runs `{args}` (raw output: `{log}`; "
+          "cuBLAS's own kernel is profiled too):",
+    "zh": "在同一块 H200 上用 Nsight Compute 测得，{date}{commit_zh}，`make profile-{nn}`，即运行 `{args}`（原始输出：`{log}`；"
+          "cuBLAS 自己的核函数也一并分析）：",
 }
+
+
+def program_args(text, nn):
+    """The program and its options as the log's ncu command line ran them ("./06_name --size 4096 ...")."""
+    m = re.search(rf"^\S*ncu .*?(\./{nn}_\S+.*)$", text, flags=re.M)
+    return m.group(1).strip() if m else f"./{nn}_*"
 
 
 def short_name(line):
     name = line.strip()
     name = re.sub(r"^void ", "", name)
     name = name.split(", Context")[0]
+    name = re.sub(r"\bch\d\d::", "", name)                                    # the chapter's namespace
     name = re.sub(r"\((int|WmmaArgs|T1|const|float)[^)]*\)", "", name, count=1)  # drop the parameter list
     name = re.sub(r"\s*\(\d+, \d+, \d+\)x\(\d+, \d+, \d+\)$", "", name)      # and the launch shape
     return name.strip()
@@ -81,11 +88,14 @@ def register(sub):
     p.add_argument("log", metavar="NCU_LOG")
     p.add_argument("--fill", action="store_true", help="write each table into its chapter's notes")
     p.add_argument("--date", default="", help="the date the caption names")
-    p.set_defaults(run=lambda a: main(a.log, a.fill, a.date))
+    p.add_argument("--commit", default="", help="the workbook commit that was profiled, for the caption")
+    p.set_defaults(run=lambda a: main(a.log, a.fill, a.date, a.commit))
 
 
-def main(log, fill_notes=False, date=""):
-    chapters = parse(open(log, encoding="utf-8", errors="replace").read())
+def main(log, fill_notes=False, date="", commit=""):
+    text = open(log, encoding="utf-8", errors="replace").read()
+    chapters = parse(text)
+    bodies = dict(re.findall(r"^== profile-(\d\d)\n(.*?)(?=^== profile-|\Z)", text, flags=re.S | re.M))
     folders = {d[:2]: d for d in os.listdir(".") if re.match(r"\d\d_", d) and os.path.isdir(d)}
     for nn, (rows, metrics) in sorted(chapters.items()):
         if not fill_notes:
@@ -93,7 +103,9 @@ def main(log, fill_notes=False, date=""):
             continue
         for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
             path = os.path.join(folders.get(nn, ""), name)
-            block = CAPTION[lang].format(date=date, nn=nn) + "\n\n" + table(rows, metrics)
+            block = (CAPTION[lang].format(date=date, nn=nn, commit=f", commit `{commit}`" if commit else "",
+                                         commit_zh=f"，提交 `{commit}`" if commit else "", args=program_args(bodies[nn], nn), log=log) + "\n\n" +
+                     table(rows, metrics))
             try:
                 filled = os.path.exists(path) and fill(path, block)
             except markers.MarkerError as e:
