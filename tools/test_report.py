@@ -20,6 +20,7 @@ import tempfile
 import pytest
 
 from wb import ROOT, TOOLS
+from wb import report as wb_report
 
 FIXTURE_CSV = os.path.join(TOOLS, "report_fixture.csv")
 FIXTURE_ENV = os.path.join(TOOLS, "report_fixture_env.json")
@@ -244,6 +245,17 @@ class TestReportFixture:
         for r in self.rows:
             if r["chapter"] == "07_cublas_baseline" and r["variant"] in BASELINES:
                 assert f'{float(r["gflops"]):.1f} ({float(r["pct_peak"]):.1f}%)' in self.en
+
+    def test_cutlass_table_beside_cublas(self):
+        # The fixture has no CUTLASS rows: the section says how to get them.
+        assert "No CUTLASS rows in these results" in self.en
+        assert "结果中没有 CUTLASS 行" in self.zh
+        row = dict(self.rows[0], chapter="07_cublas_baseline", variant="cutlass_fp16_tensorop", dtype="fp16", M="4096",
+                   N="4096", K="4096", gflops="437882.2", pct_cublas="62.9", status="PASS")
+        failed = dict(row, variant="cutlass_bf16_wgmma", status="FAIL")
+        text = wb_report.cutlass_table(type("R", (), {"rows": [row, failed]})(), wb_report.TEXT["en"])
+        assert "| 4096³ | 437882.2 (62.9%) |" in text.replace("4096x4096x4096", "4096³")
+        assert "cutlass_bf16_wgmma" not in text  # a failed row is no measurement
 
     def test_device_table_and_ceilings(self):
         assert "| GPU | Fixture GPU (invented numbers) |" in self.en

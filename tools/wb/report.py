@@ -112,6 +112,13 @@ TEXT = {
         "cublas_caption": "Chapter 07's baseline rows: cuBLAS at every size of its sweep, GFLOP/s and % of the "
                           "peak of that precision.",
         "no_cublas": "Chapter 07 is not in these results: run `make bench` (or `./07_cublas_baseline/07_cublas_baseline --csv ...`).",
+        "cutlass_caption": "CUTLASS beside cuBLAS (chapter 07, same run): GFLOP/s and % of cuBLAS of the same "
+                           "precision, timed in rounds alternating with it. `*_tensorop` is CUTLASS's Ampere-style "
+                           "kernel (`mma.sync`, the instruction chapter 06 uses), `*_wgmma` its Hopper kernel "
+                           "(chapter 09's instruction), `simt_sgemm` FP32 without tensor cores.",
+        "no_cutlass": "No CUTLASS rows in these results: chapter 07 runs CUTLASS beside cuBLAS when it was built "
+                      "with CUTLASS's headers (`CUTLASS_INC=...`, see chapter 07's notes).",
+        "pct_cublas_short": "% of cuBLAS",
         "e2e_caption": "Chapter 08, end to end: C = A * B from host memory to host memory, copies included for the "
                        "GPU paths (pinned or pageable host memory), beside chapter 01's CPU code on the same shape. "
                        "% of cuBLAS: against cuBLAS's kernel-only rate on that shape in the same run, i.e. how much of "
@@ -254,6 +261,12 @@ TEXT = {
         "variants_caption": "{shape} 上的全部变体（含基线行），即测量原值。",
         "cublas_caption": "第 07 章的基线行：cuBLAS 在其扫描的每个尺寸上的 GFLOP/s 及占该精度峰值的 %。",
         "no_cublas": "结果中没有第 07 章：请运行 `make bench`（或 `./07_cublas_baseline/07_cublas_baseline --csv ...`）。",
+        "cutlass_caption": "CUTLASS 与 cuBLAS 并列（第 07 章，同一次运行）：GFLOP/s 及占同精度 cuBLAS 的 %，与 cuBLAS "
+                           "轮流交替计时。`*_tensorop` 是 CUTLASS 的 Ampere 风格核函数（`mma.sync`，即第 06 章用的指令），"
+                           "`*_wgmma` 是它的 Hopper 核函数（第 09 章的指令），`simt_sgemm` 是不用张量核心的 FP32。",
+        "no_cutlass": "结果中没有 CUTLASS 行：第 07 章在编译时找到 CUTLASS 头文件（`CUTLASS_INC=...`，见第 07 章笔记）时，"
+                      "才会把 CUTLASS 与 cuBLAS 并列运行。",
+        "pct_cublas_short": "占 cuBLAS 的 %",
         "e2e_caption": "第 08 章，端到端：从主机内存到主机内存的 C = A * B，GPU 路径计入拷贝（锁页或可分页主机内存），"
                        "并与第 01 章的 CPU 代码在同一形状上对比。占 cuBLAS 的 %：相对同一次运行中该形状下 cuBLAS "
                        "仅内核的速率，即计入拷贝后内核速度还剩多少。更快：来自锁页内存的最快 GPU 路径对比最快的 CPU 路径。",
@@ -630,7 +643,31 @@ def cublas_table(res, t):
             cells.append("-" if r is None else
                          f'{fmt_gflops(bs.number(r["gflops"]))} ({fmt_pct(bs.number(r["pct_peak"]))}%)')
         body.append([shape_text(s)] + cells)
-    return t["cublas_caption"] + "\n\n" + md_table(header, body, right=set(range(1, len(header))))
+    return (t["cublas_caption"] + "\n\n" + md_table(header, body, right=set(range(1, len(header)))) +
+            cutlass_table(res, t))
+
+
+def cutlass_table(res, t):
+    """Chapter 07's CUTLASS rows (when CUTLASS was found at build time) beside cuBLAS: GFLOP/s and
+    % of cuBLAS of the same precision, timed in the same rounds."""
+    rows = [r for r in res.rows if r["chapter"] == bs.PREFERRED_CUBLAS_CHAPTER and r["variant"].startswith("cutlass_")
+            and r["status"] == "PASS"]
+    if not rows:
+        return "\n\n" + t["no_cutlass"]
+    by_shape = defaultdict(dict)
+    for r in rows:
+        by_shape[bs.shape_of(r)][r["variant"]] = r
+    names = list(dict.fromkeys(r["variant"] for r in rows))
+    header = [t["shape"]] + [f"`{v}` {t['gflops']} ({t['pct_cublas_short']})" for v in names]
+    body = []
+    for s in sorted(by_shape, key=bs.shape_order):
+        cells = []
+        for v in names:
+            r = by_shape[s].get(v)
+            cells.append("-" if r is None else
+                         f'{fmt_gflops(bs.number(r["gflops"]))} ({fmt_pct(bs.number(r["pct_cublas"]))}%)')
+        body.append([shape_text(s)] + cells)
+    return "\n\n" + t["cutlass_caption"] + "\n\n" + md_table(header, body, right=set(range(1, len(header))))
 
 
 
