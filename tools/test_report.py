@@ -953,6 +953,23 @@ class TestPlots:
         assert max(ys) <= 960000 * (1 + 1e-12)
         assert xs[0] < 55000 / 4100  # and it starts left of the lowest ridge (FP32)
 
+    def test_energy_plot_only_with_energy_figures(self):
+        assert "energy_4096.png" not in self.plots  # the fixture has no GFLOP/J column
+        rows = fixture_rows()
+        best = best_at(rows, "03_shared_tiling", "fp32", (4096, 4096, 4096))
+        for r in rows:
+            r["gflops_per_j"] = "40.0" if r is best else ""
+        path = os.path.join(self.tmp, "energy.csv")
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        plots = recorded_plots(os.path.join(self.tmp, "energy"), REPORT_CSV=path)
+        bars = calls_named(plots["energy_4096.png"], "barh")
+        assert len(bars) == 1 and list(bars[0]["args"][1]) == [40.0]
+        labels = calls_named(plots["energy_4096.png"], "set_yticklabels")[0]["args"][0]
+        assert labels == ["03_shared_tiling (fp32)"]
+
     def test_the_ladder_figure_is_the_chapters_own_kernels(self):
         calls = self.plots["ladder_4096.png"]
         labels = calls_named(calls, "set_yticklabels")[0]["args"][0]

@@ -78,9 +78,11 @@ def in_ladder(chapter):
 
 
 def plot_names(ladder_shape):
-    """The three plots' file names; the ladder's carries its shape (ladder_4096.png,
-    ladder_4096x4096x1024.png), so a plot is never named after a shape it does not show."""
-    return ("gflops_vs_size.png", f"ladder_{bs.shape_label(ladder_shape)}.png", "roofline.png")
+    """The plots' file names; those of one shape carry it (ladder_4096.png, energy_4096x4096x1024.png),
+    so a plot is never named after a shape it does not show. The energy plot is drawn only when the
+    results have a GFLOP/J column with figures in it."""
+    label = bs.shape_label(ladder_shape)
+    return ("gflops_vs_size.png", f"ladder_{label}.png", "roofline.png", f"energy_{label}.png")
 
 
 # Words of the generated tables, in both languages.
@@ -220,6 +222,8 @@ TEXT = {
                      "{bound} · Σ|a·b|.",
         "plot3": "Roofline with the measured ceilings; every variant at every shape it ran on, at its "
                  "minimum-traffic FLOP/byte; the best of each chapter at {shape} labelled.",
+        "plot4": "Energy at {shape}: GFLOP per joule of the whole board for each chapter's best variant and for "
+                 "cuBLAS (black), from the same run.",
         "gflops_per_j": "GFLOP/J", "joules": "mJ per call",
         "energy_caption": "Energy at {shape}: the best variant of each chapter and cuBLAS in each precision, as "
                           "GFLOP per joule of the whole board (NVML's energy counter over at least 200 ms of calls; "
@@ -350,6 +354,7 @@ TEXT = {
                      "与参考结果不同；检查对每个元素的误差界是 {bound} · Σ|a·b|。",
         "plot3": "带实测上限的屋顶线：每个变体在其运行过的每个形状上，按最小访存量的 FLOP/字节放置；"
                  "各章在 {shape} 上的最佳变体带标注。",
+        "plot4": "{shape} 上的能耗：各章最佳变体与 cuBLAS（黑色）每焦耳（整块板卡）完成的 GFLOP，来自同一次运行。",
         "gflops_per_j": "GFLOP/J", "joules": "每次调用 mJ",
         "energy_caption": "{shape} 上的能耗：各章最佳变体与各精度的 cuBLAS，以整块板卡每焦耳完成的 GFLOP 表示"
                           "（NVML 能耗计数器，至少 200 ms 的调用；`make bench` 会传入 `--energy`）。空闲功耗和显存的功耗"
@@ -671,8 +676,9 @@ def cutlass_table(res, t):
 
 
 
-def energy_table(res, t):
-    """GFLOP per joule at the ladder's shape: each chapter's best variant, then cuBLAS per precision."""
+def energy_rows(res):
+    """(label, row, GFLOP/J) at the ladder's shape: each chapter's best variant, then cuBLAS per
+    precision; rows without an energy figure are left out."""
     shape = res.ladder_shape
     rows = [(f"{key[0]} ({key[1]})", res.best[key][shape]) for key in res.ladder_keys if shape in res.best[key]]
     for variant, dtype in bs.GPU_BASELINES.items():
@@ -681,7 +687,13 @@ def energy_table(res, t):
         if preferred:
             rows.append((f"cuBLAS ({dtype})", preferred[0]))
     measured = [(label, r, bs.number(r.get("gflops_per_j"))) for label, r in rows]
-    measured = [(label, r, e) for label, r, e in measured if e]
+    return [(label, r, e) for label, r, e in measured if e]
+
+
+def energy_table(res, t):
+    """GFLOP per joule at the ladder's shape: each chapter's best variant, then cuBLAS per precision."""
+    shape = res.ladder_shape
+    measured = energy_rows(res)
     if not measured:
         return t["no_energy"]
     flop = 2.0 * shape[0] * shape[1] * shape[2]
@@ -1070,8 +1082,8 @@ def size_plot_series(res):
 
 
 def make_plots(res, plot_dir):
-    """Draws the three plots into plot_dir. Returns their file names, or None when matplotlib
-    cannot be imported."""
+    """Draws the plots into plot_dir (the energy plot only when the rows have GFLOP/J figures).
+    Returns their file names, or None when matplotlib cannot be imported."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -1166,6 +1178,27 @@ def make_plots(res, plot_dir):
     fig.tight_layout()
     fig.savefig(os.path.join(plot_dir, names[2]), dpi=130)
     plt.close(fig)
+
+    # 4. Energy: GFLOP per joule of each chapter's best and of cuBLAS at the ladder shape.
+    energy = energy_rows(res)
+    if not energy:
+        return list(names[:3])
+    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.45 * len(energy)))
+    ys = list(range(len(energy)))[::-1]
+    values = [e for _, _, e in energy]
+    ax.barh(ys, values, height=0.7, color=[colors[r["chapter"]] if not bs.is_baseline(r) else "black"
+                                          for _, r, _ in energy])
+    for y, (_, r, e) in zip(ys, energy):
+        ax.annotate(f'  {e:.1f}  {r["variant"]}', (e, y), va="center", fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([label for label, _, _ in energy], fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlim(min(values) / 2, max(values) * 8)
+    ax.set_xlabel("GFLOP per joule of the whole board (log scale)")
+    ax.set_title(f"Energy at {shape_text(res.ladder_shape)} - {gpu_name}")
+    fig.tight_layout()
+    fig.savefig(os.path.join(plot_dir, names[3]), dpi=130)
+    plt.close(fig)
     return list(names)
 
 
@@ -1173,7 +1206,8 @@ def plots_block(res, t, plot_files):
     if plot_files is None:
         return INSTALL_LINE + "."
     shape = shape_text(res.ladder_shape)
-    captions = [t["plot1"], t["plot2"].format(shape=shape), t["plot3"].format(shape=shape)]
+    captions = [t["plot1"], t["plot2"].format(shape=shape), t["plot3"].format(shape=shape),
+                t["plot4"].format(shape=shape)]
     return "\n\n".join(f"![{cap}](plots/{name})\n\n*{cap}*" for name, cap in zip(plot_files, captions))
 
 
@@ -1386,7 +1420,7 @@ def write_everything(res, out_dir, template_dir, student):
     plot_dir = os.path.join(out_dir, "plots")
     if os.path.isdir(plot_dir):  # never leave plots of an earlier run next to new tables
         for name in os.listdir(plot_dir):
-            if name in plot_names(res.ladder_shape) or re.fullmatch(r"ladder_[0-9x]+\.png", name):
+            if name in plot_names(res.ladder_shape) or re.fullmatch(r"(ladder|energy)_[0-9x]+\.png", name):
                 os.remove(os.path.join(plot_dir, name))
     plot_files = make_plots(res, plot_dir)
     data_dir = os.path.join(out_dir, "data")
