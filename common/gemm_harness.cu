@@ -416,8 +416,9 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
     std::printf("C = alpha*A*B + beta*C with alpha = %g, beta = %g; seed %llu; %d warm-up + %d timed launches, median shown%s\n",
                 opt.alpha, opt.beta, (unsigned long long)opt.seed, opt.warmup, opt.reps,
                 opt.check ? "" : "; verification OFF");
-    std::printf("each variant is timed in %d rounds alternating with cuBLAS; %% of cuBLAS is the median of the rounds' ratios\n\n",
-                paired_rounds(opt.reps));
+    std::printf("each variant is timed in %d rounds alternating with cuBLAS (each side >= %.0f ms per round); "
+                "%% of cuBLAS is the median of the rounds' ratios\n\n",
+                paired_rounds(opt.reps), kMinRoundMs);
     print_kernel_resources(ch, dev);
 
     auto peak_for = [&](Precision p) {

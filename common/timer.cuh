@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "cuda_check.cuh"
@@ -74,21 +75,38 @@ struct PairedTiming {
     Timing baseline;  // every timed launch of the baseline, from the same rounds
     double ratio = 0; // median over the rounds of (baseline's median / variant's median) in that round
     int rounds = 0;
+    int per_round = 0;  // timed launches of each side per round
 };
 
 // The GPU's clock follows its power and temperature, so a baseline timed once at the start and a
 // variant timed a minute later can differ by 10% with identical code. Timing them in alternating
 // rounds (A B, B A, A B, ...) puts both under the same clock, and the median of the per-round
-// ratios ignores a round that a clock change cut in two.
-constexpr int kPairedRounds = 5;
+// ratios ignores a round that a clock change cut in two. An even number of rounds gives each
+// order as often as the other: whatever the side timed second gains (a clock that has ramped up)
+// cannot lean the ratio one way.
+constexpr int kPairedRounds = 6;
+// A round of a short call would be a few tens of microseconds, where the time the GPU takes to
+// come back from idle between two sides is as large as a difference worth measuring: each side
+// runs for at least this long per round (more launches of a short call), at most kMaxPerRound.
+constexpr double kMinRoundMs = 2.0;
+constexpr int kMaxPerRound = 1000;
 
 // The rounds time_paired runs for `reps` timed calls: min(reps, kPairedRounds), at least 1.
 inline int paired_rounds(int reps) { return std::max(1, std::min(reps, kPairedRounds)); }
 
-// Times `variant` against `baseline`: `warmup` untimed calls of each, then min(reps, 5) rounds in
-// alternating order, each with ceil(reps / rounds) timed calls of both (so each gets >= reps).
-// `in_window(f)` runs f, the variant's launches only (e.g. inside a kernel trace window); the
-// baseline's launches run outside it.
+// Timed launches of each side per round: enough that each side gets >= reps in all, and that a
+// round lasts >= kMinRoundMs for a call of `call_ms` (at most kMaxPerRound, unless reps needs more).
+inline int paired_per_round(int reps, double call_ms) {
+    const int rounds = paired_rounds(reps);
+    const int for_reps = std::max(1, (reps + rounds - 1) / rounds);
+    const int for_time = call_ms > 0 ? int(std::min<double>(kMaxPerRound, std::ceil(kMinRoundMs / call_ms))) : 1;
+    return std::max(for_reps, for_time);
+}
+
+// Times `variant` against `baseline`: `warmup` untimed calls of each, three timed calls of the
+// baseline that size the rounds (paired_per_round), then paired_rounds(reps) rounds in alternating
+// order. `in_window(f)` runs f, the variant's launches only (e.g. inside a kernel trace window);
+// the baseline's launches run outside it.
 template <class Baseline, class Variant, class InWindow>
 PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int reps, cudaStream_t stream,
                          InWindow&& in_window) {
@@ -98,15 +116,17 @@ PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int
         for (int i = 0; i < warmup; ++i) variant(stream);
         WB_CUDA_CHECK(cudaStreamSynchronize(stream));
     });
+    std::vector<float> probe;
+    detail::time_each(baseline, 3, stream, probe);
     PairedTiming t;
     t.rounds = paired_rounds(reps);
-    const int per_round = (reps + t.rounds - 1) / t.rounds;
+    t.per_round = paired_per_round(reps, summarize(probe).ms_median);
     std::vector<float> base_ms, var_ms;
     std::vector<float> ratios;
     for (int r = 0; r < t.rounds; ++r) {
         std::vector<float> b, v;
-        auto time_base = [&] { detail::time_each(baseline, per_round, stream, b); };
-        auto time_var = [&] { in_window([&] { detail::time_each(variant, per_round, stream, v); }); };
+        auto time_base = [&] { detail::time_each(baseline, t.per_round, stream, b); };
+        auto time_var = [&] { in_window([&] { detail::time_each(variant, t.per_round, stream, v); }); };
         if (r % 2 == 0) {
             time_base();
             time_var();

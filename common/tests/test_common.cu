@@ -546,6 +546,18 @@ TEST_CASE("the harness catches planted GPU bugs, small and large shapes", "[gpu]
     CHECK_FALSE(GemmProblem::full_reference({2048, 2048, 600}));
 }
 
+TEST_CASE("paired timing: an even number of rounds, each long enough to time a short call") {
+    CHECK(paired_rounds(10) == kPairedRounds);
+    CHECK(kPairedRounds % 2 == 0);
+    CHECK(paired_rounds(3) == 3);
+    CHECK(paired_rounds(0) == 1);
+    CHECK(paired_per_round(10, 5.0) == 2);      // a long call: reps alone decide (2 x 6 >= 10)
+    CHECK(paired_per_round(10, 0.015) == 134);  // 15 us: 2 ms per side and round
+    CHECK(paired_per_round(10, 1e-6) == kMaxPerRound);
+    CHECK(paired_per_round(10, 0.0) == 2);      // no estimate: reps alone
+    CHECK(paired_per_round(12000, 1e-6) == 2000);  // reps above the cap still get their launches
+}
+
 TEST_CASE("the event timer reports plausible times", "[gpu]") {
     WB_REQUIRE_GPU();
     GemmProblem prob({512, 512, 512}, 1.0f, 0.0f, 1);
@@ -582,18 +594,23 @@ TEST_CASE("paired timing alternates baseline and variant, and only the variant r
     };
     const PairedTiming t = time_paired(baseline, variant, 2, 12, 0, window);
     CHECK(t.rounds == kPairedRounds);
-    const int per_round = (12 + kPairedRounds - 1) / kPairedRounds;  // 3: each side gets >= 12
+    const int per_round = t.per_round;
+    CHECK(per_round >= (12 + kPairedRounds - 1) / kPairedRounds);  // each side gets >= 12
+    CHECK(per_round <= kMaxPerRound);
     CHECK(t.variant.ms_all.size() == size_t(kPairedRounds * per_round));
     CHECK(t.baseline.ms_all.size() == size_t(kPairedRounds * per_round));
-    CHECK(base_calls == 2 + kPairedRounds * per_round);
-    CHECK(var_calls == 2 + kPairedRounds * per_round);
+    // warm-ups, the 3 timed calls (+ 1 untimed) that size the rounds, then per round one untimed call
+    // and per_round timed ones of each side
+    CHECK(base_calls == 2 + 4 + kPairedRounds * (per_round + 1));
+    CHECK(var_calls == 2 + kPairedRounds * (per_round + 1));
     CHECK(base_outside == base_calls);  // no baseline launch inside a trace window
     CHECK(var_inside == var_calls);     // every variant launch inside one
     CHECK(windows == 1 + kPairedRounds);
-    // After the warm-ups (b b v v): round 0 b..v.., round 1 v..b.., round 2 b..v..
-    const std::string seq(order.begin() + 4, order.end());
-    CHECK(seq.substr(0, 2 * per_round) == std::string(per_round, 'b') + std::string(per_round, 'v'));
-    CHECK(seq.substr(2 * per_round, 2 * per_round) == std::string(per_round, 'v') + std::string(per_round, 'b'));
+    // After the warm-ups and the probe (b b v v b b b b): round 0 b..v.., round 1 v..b.., round 2 b..v..
+    const std::string seq(order.begin() + 8, order.end());
+    const size_t side = size_t(per_round) + 1;
+    CHECK(seq.substr(0, 2 * side) == std::string(side, 'b') + std::string(side, 'v'));
+    CHECK(seq.substr(2 * side, 2 * side) == std::string(side, 'v') + std::string(side, 'b'));
     CHECK(t.ratio > 0);
 
     // A/A: cuBLAS against itself reads close to 1 (loose: this is a correctness test, not a noise check).
@@ -602,7 +619,10 @@ TEST_CASE("paired timing alternates baseline and variant, and only the variant r
                                         [](auto&& body) { body(); });
     CHECK(aa.ratio > 0.7);
     CHECK(aa.ratio < 1.4);
-    CHECK(aa.variant.ms_all.size() == 10);
+    // SGEMM 1024^3 takes ~0.04 ms: 2 ms per round asks for dozens of launches per side, not 10 / 6.
+    CHECK(aa.per_round > 2);
+    CHECK(aa.variant.ms_all.size() == size_t(aa.rounds * aa.per_round));
+    CHECK(aa.variant.ms_all.size() >= 10);
 }
 
 // ---- shapes and the --csv file (host only) ---------------------------------------------------
