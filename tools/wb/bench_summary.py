@@ -161,6 +161,78 @@ def summary_text(rows):
     return "\n".join(out) + "\n"
 
 
+# ---- the ladder of the top README (its block `ladder`, written by `wb fill`, checked by `wb notes check`)
+LADDER_SKIP = ("01_", "08_")  # the CPU (its own baseline is OpenBLAS) and whole programs (copies included)
+LIBRARY_CHAPTER = "07_cublas_baseline"
+LIBRARY_PREFIX = "cutlass_"     # chapter 07's CUTLASS rows stand beside cuBLAS in the ladder
+DTYPE_LABEL = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16", "bf16": "BF16"}
+LADDER_TEXT = {
+    "en": {"caption": "Best variant of each chapter (and chapter 07's CUTLASS kernels) as % of cuBLAS of the same "
+                      "precision from the same run, {gpu}, {date}, git `{git}`, `make bench` (raw rows: `{csv}`); "
+                      "`PYTHONPATH=tools python3 -m wb bench-summary {csv}` prints the same figures.",
+           "chapter": "chapter", "type": "type", "cublas": "cuBLAS {dtype} (the 100 % of its rows), TFLOP/s",
+           "best": "Fastest variant per shape:"},
+    "zh": {"caption": "各章最快的变体（以及第 07 章的 CUTLASS 核函数）占同一次运行中同精度 cuBLAS 的 %，{gpu}，{date}，"
+                      "git `{git}`，`make bench`（原始数据：`{csv}`）；"
+                      "`PYTHONPATH=tools python3 -m wb bench-summary {csv}` 打印同样的数字。",
+           "chapter": "章节", "type": "精度", "cublas": "cuBLAS {dtype}（该精度各行的 100 %），TFLOP/s",
+           "best": "每个形状上最快的变体："},
+}
+
+
+def ladder_rows(rows):
+    """[(label, dtype, {shape: row})]: each GPU chapter's best variant per precision, and each of
+    chapter 07's CUTLASS variants, in chapter order."""
+    out = []
+    for (chapter, dtype), per in sorted(best_variants(rows).items(), key=lambda kv: key_order(kv[0])):
+        if chapter.startswith(LADDER_SKIP) or chapter == LIBRARY_CHAPTER:
+            continue
+        out.append((f"`{chapter}`", dtype, per))
+    library = defaultdict(dict)
+    for r in rows:
+        if r["chapter"] == LIBRARY_CHAPTER and r["variant"].startswith(LIBRARY_PREFIX) and r["status"] == "PASS":
+            library[(r["variant"], r["dtype"])][shape_of(r)] = r
+    lib = [(f"`{LIBRARY_CHAPTER}` `{v}`", d, per) for (v, d), per in library.items()]
+    lib.sort(key=lambda t: (DTYPE_ORDER.get(t[1], 9), t[0]))
+    chapters = [t for t in out if t[0] < f"`{LIBRARY_CHAPTER}`"]
+    return chapters + lib + [t for t in out if t not in chapters]
+
+
+def ladder(rows, lang, csv_path):
+    """The block `ladder` of the top README (README.md, README.zh-CN.md), without a final newline."""
+    t = LADDER_TEXT[lang]
+    gpu_rows = [r for r in rows if not r["chapter"].startswith(LADDER_SKIP)]
+    lines_ = ladder_rows(rows)
+    shapes = sorted({s for label, _, per in lines_ if not label.startswith(f"`{LIBRARY_CHAPTER}`") for s in per},
+                    key=shape_order)
+    first = gpu_rows[0]
+    gits = sorted({r["git"] for r in gpu_rows})
+    dates = sorted({r["timestamp"][:10] for r in gpu_rows})
+    out = [t["caption"].format(gpu=first["gpu"], date=" - ".join(dict.fromkeys([dates[0], dates[-1]])),
+                               git="`, `".join(gits), csv=csv_path), ""]
+    body = []
+    for label, dtype, per in lines_:
+        cells = [f'{number(per[s]["pct_cublas"]):.1f} %' if s in per and number(per[s]["pct_cublas"]) is not None
+                 else "-" for s in shapes]
+        body.append([label, DTYPE_LABEL.get(dtype, dtype)] + cells)
+    base = {}
+    for r in rows:
+        if r["chapter"] == LIBRARY_CHAPTER and r["variant"] in GPU_BASELINES and number(r["gflops"]):
+            base.setdefault(r["dtype"], {})[shape_of(r)] = number(r["gflops"]) / 1000
+    for dtype in sorted(base, key=lambda d: DTYPE_ORDER.get(d, 9)):
+        body.append([t["cublas"].format(dtype=DTYPE_LABEL.get(dtype, dtype)), ""] +
+                    [f"{base[dtype][s]:.1f}" if s in base[dtype] else "-" for s in shapes])
+    header = [t["chapter"], t["type"]] + [shape_label(s) for s in shapes]
+    from wb import mdtable
+    out += mdtable.lines(header, body, right=range(2, 2 + len(shapes)))
+    out += ["", t["best"], ""]
+    for label, dtype, per in lines_:
+        if not label.startswith(f"`{LIBRARY_CHAPTER}`"):
+            names = compress_names([(s, f'`{per[s]["variant"]}`') for s in shapes if s in per])
+            out.append(f"- {label} {DTYPE_LABEL.get(dtype, dtype)}: {names}")
+    return "\n".join(out)
+
+
 def register(sub):
     p = add_command(sub, "bench-summary", "the closing table of make bench, from a results CSV", __doc__)
     p.add_argument("csv", nargs="?", default="results/bench.csv", help="default: results/bench.csv")

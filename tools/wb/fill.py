@@ -1,7 +1,8 @@
 """wb.fill - `python3 -m wb fill [CSV [COMMANDS.tsv]] [--env ENV.json]`: writes the measured table of each chapter found in CSV
 into the chapter's README.md and README.zh-CN.md, as the content of their block `results`
 (<!-- wb:fill results --> ... <!-- wb:end results -->, see wb.markers; a note without that block is
-left alone). Every number comes from the CSV; the caption names the GPU, versions, commit, date and
+left alone), and the ladder of the whole run (each chapter's best variant as % of cuBLAS, chapter
+07's CUTLASS rows beside it) into the top README's block `ladder`. Every number comes from the CSV; the caption names the GPU, versions, commit, date and
 command. With --env, chapter 00's row (its block `env`) comes from the JSON of
 `00_env_check --json`. `python3 -m wb notes check` checks that the notes still say what the CSV says."""
 import csv
@@ -11,7 +12,7 @@ import sys
 
 from wb import add_command, markers, mdtable
 
-NAME, ENV = "results", "env"  # the blocks: a chapter's bench rows, chapter 00's row
+NAME, ENV, LADDER = "results", "env", "ladder"  # the blocks: a chapter's rows, chapter 00's row, the top README's ladder
 TEXT = {
     "en": {
         "caption": "Measured on {gpu} (sm_{cc}), driver CUDA {driver}, runtime {runtime}, {date}, "
@@ -162,4 +163,29 @@ def main(csv_path, cmds_path=None):
                 return 1
             if filled:
                 print(f"fill_results: {chapter}/{name}: {len(rs)} rows")
+    return fill_ladder(rows, csv_path)
+
+
+def fill_ladder(rows, csv_path):
+    """Writes the ladder (each chapter's best as % of cuBLAS, CUTLASS beside it) into the block
+    `ladder` of the top README.md and README.zh-CN.md; 0, or 1 on a marker that cannot be read."""
+    from wb import bench_summary
+    if not bench_summary.ladder_rows(rows):
+        return 0
+    for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
+        if not os.path.exists(name):
+            continue
+        with open(name, encoding="utf-8") as f:
+            text = f.read()
+        try:
+            new = markers.replace(text, LADDER, bench_summary.ladder(rows, lang, csv_path), name)
+        except markers.MarkerError as e:
+            print(f"fill_results: error: {e}", file=sys.stderr)
+            return 1
+        if new is None:
+            print(f"fill_results: {name} has no {markers.begin(LADDER)} block, left alone")
+            continue
+        with open(name, "w", encoding="utf-8") as f:
+            f.write(new)
+        print(f"fill_results: {name}: the ladder")
     return 0

@@ -15,8 +15,11 @@ says what fills the block:
     profile          wb profile-table --fill, the chapter's kernels in the Nsight Compute log it cites
     e2e-SECTION      wb e2e fill, chapter 08's CSV files (SECTION: provenance, transfers, crossover,
                      breakdown, streams, graphs, managed)
-    costs, precision an excerpt of the raw log the caption cites, copied by hand into a fenced
-                     block (checked: it must appear in that log verbatim; the prose is not)
+    costs, precision, excerpt-WORD
+                     an excerpt of the raw log (or CSV) the caption cites, copied by hand into a
+                     fenced block (checked: it must appear in that file verbatim; the prose is not)
+    ladder           wb fill, the top README's ladder: each chapter's best variant and chapter
+                     07's CUTLASS rows as % of cuBLAS, from the bench CSV its caption cites
     env              wb fill --env, chapter 00's row from the JSON of 00_env_check --json
     UPPER_CASE       wb report, in a student's report (report/report.md)
 
@@ -24,7 +27,15 @@ says what fills the block:
 block from the committed file it cites and prints one line per block: ok, DIFFERS (exit status 1,
 with the first line that differs) or "not regenerated" with the reason. A marker that is not on a
 line of its own, has no partner, or names an unknown block is an error with its file:line (exit
-status 1)."""
+status 1).
+
+`notes lint` finds the measured-looking figures of the notes that no block holds: a number followed
+by %, TFLOP/s, GFLOP/s, GB/s, a time unit (s, ms, µs, us, ns, min; 秒, 毫秒, 微秒, 分钟) or "x
+faster"-like words (倍), outside every filled block. Each is a hand-typed measurement that no check keeps
+in step with its source, and fails the lint (exit status 1, file:line and the figure). A figure
+that is not a measurement (a spec sheet value, a target, arithmetic) stays when its line carries
+the marker <!-- wb:not-measured --> (anywhere on the line, invisible when rendered). `notes check`
+runs the lint after the blocks."""
 import json
 import os
 import re
@@ -37,7 +48,21 @@ from wb import ROOT, add_command
 LINE = re.compile(r"<!-- wb:(fill|end) ([A-Za-z0-9_.-]+) -->")
 E2E_SECTIONS = ("provenance", "transfers", "crossover", "breakdown", "streams", "graphs", "managed")
 SKIP_DIRS = {".git", "build", "report", "grade", "gpu-check", "__pycache__"}  # what tools and builds write
-NOTE_NAMES = {"results", "profile", "costs", "precision", "env"} | {f"e2e-{s}" for s in E2E_SECTIONS}
+EXCERPTS = ("costs", "precision")
+EXCERPT_PREFIX = "excerpt-"  # excerpt-WORD: any other excerpt of a committed log, checked like costs
+
+
+class NoteNames(frozenset):
+    """The block names of the notes: the fixed ones, and every excerpt-WORD."""
+
+    def __contains__(self, name):
+        return frozenset.__contains__(self, name) or (name.startswith(EXCERPT_PREFIX) and len(name) > len(EXCERPT_PREFIX))
+
+    def __iter__(self):
+        return iter(list(frozenset.__iter__(self)) + [EXCERPT_PREFIX + "WORD"])
+
+
+NOTE_NAMES = NoteNames({"results", "profile", "ladder", "env", *EXCERPTS} | {f"e2e-{s}" for s in E2E_SECTIONS})
 
 
 class MarkerError(ValueError):
@@ -158,7 +183,7 @@ def cited(content, pattern):
 def expected(path, block, text, root=ROOT):
     """(what the block should hold, the source it came from), or (None, why it cannot be
     regenerated). `path` is relative to `root`; `text` is the whole note."""
-    from wb import e2e, fill, profile_table
+    from wb import bench_summary, e2e, fill, profile_table
     lang = "zh" if path.endswith(".zh-CN.md") else "en"
     name, content = block.name, block.content
     if name == "results":
@@ -184,14 +209,19 @@ def expected(path, block, text, root=ROOT):
         if nn not in chapters:
             return None, f"{src} has no profile of chapter {nn}"
         return caption + "\n\n" + profile_table.table(*chapters[nn]) + "\n", src
+    if name == "ladder":
+        src = cited(content, r"`([^`]+\.csv)`[)）]")
+        if not src:
+            return None, "its caption names no CSV"
+        return bench_summary.ladder(fill.read_rows(os.path.join(root, src)), lang, src) + "\n", src
     if name.startswith("e2e-"):
         prov = find(text, "e2e-provenance", path)
         folder = prov and cited(prov.content, r"--out (\S+?)`")
         if not folder:
             return None, "the e2e-provenance block names no --out folder"
         return "\n".join(e2e.sections(os.path.join(root, folder), lang)[name[4:]]) + "\n", folder
-    if name in ("costs", "precision"):
-        src = cited(content, r"`(results/[^`]+\.log)`")
+    if name in EXCERPTS or name.startswith(EXCERPT_PREFIX):
+        src = cited(content, r"`(results/[^`]+\.(?:log|csv|txt))`")
         fence = cited(content, r"(?s)```\n(.*?)```")
         if not src or fence is None:
             return None, "it cites no log or holds no fenced excerpt"
@@ -245,17 +275,67 @@ def check(root=ROOT, files=None, out=sys.stdout):
     return status, skipped
 
 
+# ---- the lint: measured-looking figures outside every block --------------------------------------
+NOT_MEASURED = "<!-- wb:not-measured -->"
+# A number (with an optional ~ or ≈, thousands separators, a decimal part, a range "95-99") and a
+# unit that only a measurement gives in these notes.
+FIGURE = re.compile(
+    r"(?<![\w.`/-])[~≈]?\d[\d,]*(?:\.\d+)?(?:\s?[-–]\s?\d[\d,]*(?:\.\d+)?)?\s?"
+    r"(?:%|％|[TGM]FLOP/s|[TGM]B/s|(?:ms|µs|us|ns|min|s)\b|x (?:faster|slower|cheaper|more|less|as)\b|倍|\s?(?:毫秒|微秒|秒|分钟))")
+
+
+def figures(text, path="<text>"):
+    """[(line, figure, the line)]: each measured-looking figure of `text` outside its blocks and
+    outside lines that carry NOT_MEASURED. Raises MarkerError as blocks() does."""
+    inside = set()
+    for b in blocks(text, path, NOTE_NAMES):
+        first = text.count("\n", 0, b.start) + 1
+        inside.update(range(first, text.count("\n", 0, b.stop) + 1))
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if number in inside or NOT_MEASURED in line:
+            continue
+        found += [(number, m.group(0).strip(), line) for m in FIGURE.finditer(line)]
+    return found
+
+
+def lint(root=ROOT, files=None, out=sys.stdout):
+    """Prints file:line and the figure for each measured-looking figure outside every block of the
+    notes; returns the exit status (1 when there is one, or a marker cannot be read)."""
+    status = 0
+    for path in files if files is not None else note_files(root):
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            text = f.read()
+        try:
+            found = figures(text, path)
+        except MarkerError as e:
+            print(f"error: {e}", file=out)
+            status = 1
+            continue
+        for number, figure, _ in found:
+            print(f"{path}:{number}: {figure!r} is a hand-typed figure outside every filled block "
+                  f"(fill it from a committed file, or mark a figure that is not measured with {NOT_MEASURED})", file=out)
+            status = 1
+    return status
+
+
 def register(sub):
     p, cmds = add_command(sub, "notes", "the filled blocks of the notes: list them, check them against their sources",
                           __doc__, nested=True)
     cmds.add_parser("list", help="every filled block: file:line and name")
-    cmds.add_parser("check", help="regenerate every block from what it cites; exit 1 when one differs")
+    cmds.add_parser("check", help="regenerate every block from what it cites, then lint; exit 1 when one differs")
+    cmds.add_parser("lint", help="the measured-looking figures outside every block; exit 1 when there is one")
     p.set_defaults(run=main)
 
 
 def main(a):
+    if a.cmd == "lint":
+        status = lint()
+        print(f"notes lint: {'failed' if status else 'passed'}")
+        return status
     if a.cmd == "check":
         status, skipped = check()
+        status = lint() or status
         print(f"notes check: {'failed' if status else 'passed'}, {len(skipped)} block(s) not regenerated")
         return status
     status = 0
