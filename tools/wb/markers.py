@@ -40,6 +40,7 @@ import json
 import os
 import re
 import subprocess
+import textwrap
 import sys
 from typing import NamedTuple
 
@@ -227,8 +228,10 @@ def expected(path, block, text, root=ROOT):
             return None, "it cites no log or holds no fenced excerpt"
         with open(os.path.join(root, src), encoding="utf-8", errors="replace") as f:
             log = f.read()
-        # Only the excerpt comes from the log; the caption and the reading around it are prose.
-        return (content if fence in log else content.replace(fence, "(not found in the log)\n")), src
+        # Only the excerpt comes from the log; the caption and the reading around it are prose. An
+        # excerpt inside a list item is indented with it: the indentation is the note's, not the log's.
+        verbatim = textwrap.dedent(fence.rstrip(" "))
+        return (content if fence in log or verbatim in log else content.replace(fence, "(not found in the log)\n")), src
     if name == "env":
         src = cited(content, r"--json (\S+?)`")
         if not src:
