@@ -284,7 +284,7 @@ NOT_MEASURED = "<!-- wb:not-measured -->"
 # unit that only a measurement gives in these notes.
 FIGURE = re.compile(
     r"(?<![\w.`/-])[~≈]?\d[\d,]*(?:\.\d+)?(?:\s?[-–]\s?\d[\d,]*(?:\.\d+)?)?\s?"
-    r"(?:%|％|[TGM]FLOP/s|[TGM]B/s|(?:ms|µs|us|ns|min|s)\b|x (?:faster|slower|cheaper|more|less|as)\b|倍|\s?(?:毫秒|微秒|秒|分钟))")
+    r"(?:%|％|[TGM]FLOP/s|[TGM]B/s|(?:ms|µs|us|ns|min|s)\b|x (?:faster|slower|cheaper|more|less|as)\b|倍(?!数)|\s?(?:毫秒|微秒|秒|分钟))")
 
 
 def figures(text, path="<text>"):
