@@ -1,7 +1,8 @@
 """wb.fill - `python3 -m wb fill [CSV [COMMANDS.tsv]] [--env ENV.json]`: writes the measured table of each chapter found in CSV
 into the chapter's README.md and README.zh-CN.md, as the content of their block `results`
 (<!-- wb:fill results --> ... <!-- wb:end results -->, see wb.markers; a note without that block is
-left alone), and the ladder of the whole run (each chapter's best variant as % of cuBLAS, chapter
+left alone; --block results-WORD writes a block of that name instead, for a run that `make bench`
+must not overwrite), and the ladder of the whole run (each chapter's best variant as % of cuBLAS, chapter
 07's CUTLASS rows beside it) into the top README's block `ladder`. Every number comes from the CSV; the caption names the GPU, versions, commit, date and
 command. With --env, chapter 00's row (its block `env`) comes from the JSON of
 `00_env_check --json`. `python3 -m wb notes check` checks that the notes still say what the CSV says."""
@@ -17,11 +18,13 @@ TEXT = {
     "en": {
         "caption": "Measured on {gpu} (sm_{cc}), driver CUDA {driver}, runtime {runtime}, {date}, "
                    "git `{git}`, with\n`{cmd}`\n(raw rows: `{csv}`).",
+        "cpu_caption": "Measured on {gpu} (the CPU), {date}, git `{git}`, with\n`{cmd}`\n(raw rows: `{csv}`).",
         "header": ["variant", "M x N x K", "ms (median)", "GFLOP/s", "% of {base}", "% of peak", "rel. error", "check"],
     },
     "zh": {
         "caption": "测量环境：{gpu}（sm_{cc}），驱动 CUDA {driver}，运行时 {runtime}，{date}，"
                    "git `{git}`，命令：\n`{cmd}`\n（原始数据：`{csv}`）。",
+        "cpu_caption": "测量环境：{gpu}（CPU），{date}，git `{git}`，命令：\n`{cmd}`\n（原始数据：`{csv}`）。",
         "header": ["变体", "M x N x K", "毫秒（中位数）", "GFLOP/s", "占 {base} 的 %", "占峰值的 %", "相对误差", "检查"],
     },
 }
@@ -31,7 +34,8 @@ def table(rows, lang, cmd, csv_path):
     first = rows[0]
     base = "BLAS" if first["chapter"].startswith("01_") else "cuBLAS"
     t = TEXT[lang]
-    out = [t["caption"].format(gpu=first["gpu"], cc=first["cc"].replace(".", ""), driver=first["driver"],
+    caption = t["caption"] if first["cc"] else t["cpu_caption"]  # chapter 01's rows have no compute capability
+    out = [caption.format(gpu=first["gpu"], cc=first["cc"].replace(".", ""), driver=first["driver"],
                                runtime=first["runtime"], date=first["timestamp"][:10], git=first["git"],
                                cmd=cmd, csv=csv_path), ""]
     header = [h.format(base=base) for h in t["header"]]
@@ -44,16 +48,17 @@ def table(rows, lang, cmd, csv_path):
     return "\n".join(out + mdtable.lines(header, body, right=range(2, 7)))
 
 
-def fill(path, block):
-    """Writes `block` into the note's block `results`; False when the note or the block is absent.
-    Raises markers.MarkerError on a marker that cannot be read."""
+def fill(path, block, name=NAME):
+    """Writes `block` into the note's block `name` (`results`, or `results-WORD` for a run kept
+    apart from `make bench`'s); False when the note or the block is absent. Raises
+    markers.MarkerError on a marker that cannot be read."""
     if not os.path.exists(path):
         return False
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    new = markers.replace(text, NAME, block, path)
+    new = markers.replace(text, name, block, path)
     if new is None:
-        print(f"fill_results: {path} has no {markers.begin(NAME)} block, left alone")
+        print(f"fill_results: {path} has no {markers.begin(name)} block, left alone")
         return False
     with open(path, "w", encoding="utf-8") as f:
         f.write(new)
@@ -130,6 +135,8 @@ def register(sub):
     p.add_argument("csv", metavar="CSV", nargs="?", help="the bench results (e.g. results/h200/bench.csv)")
     p.add_argument("commands", metavar="COMMANDS.tsv", nargs="?",
                    help="chapter<TAB>the command that measured it (make bench writes results/bench_commands.tsv)")
+    p.add_argument("--block", metavar="NAME", default=NAME,
+                   help="the block to write: results (default), or results-WORD for a run that make bench must not overwrite")
     p.add_argument("--env", metavar="ENV.json",
                    help="also write chapter 00's row from this JSON of 00_env_check --json (e.g. results/h200/env.json)")
     p.set_defaults(run=run)
@@ -139,11 +146,14 @@ def run(a):
     if not a.csv and not a.env:
         print("python3 -m wb fill: give a results CSV, --env ENV.json, or both (--help says more)", file=sys.stderr)
         return 2
-    status = main(a.csv, a.commands) if a.csv else 0
+    if a.block != NAME and not a.block.startswith(NAME + "-"):
+        print(f"python3 -m wb fill: --block {a.block}: the block is results or results-WORD", file=sys.stderr)
+        return 2
+    status = main(a.csv, a.commands, a.block) if a.csv else 0
     return status or (fill_env(a.env) if a.env else 0)
 
 
-def main(csv_path, cmds_path=None):
+def main(csv_path, cmds_path=None, block=NAME):
     rows = read_rows(csv_path)
     cmds = {}
     if cmds_path and os.path.exists(cmds_path):
@@ -157,13 +167,13 @@ def main(csv_path, cmds_path=None):
         cmd = cmds.get(chapter, f"./{chapter}/{chapter} ... --csv {csv_path}")
         for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
             try:
-                filled = fill(os.path.join(chapter, name), table(rs, lang, cmd, csv_path))
+                filled = fill(os.path.join(chapter, name), table(rs, lang, cmd, csv_path), block)
             except markers.MarkerError as e:
                 print(f"fill_results: error: {e}", file=sys.stderr)
                 return 1
             if filled:
                 print(f"fill_results: {chapter}/{name}: {len(rs)} rows")
-    return fill_ladder(rows, csv_path)
+    return fill_ladder(rows, csv_path) if block == NAME else 0
 
 
 def fill_ladder(rows, csv_path):

@@ -12,6 +12,8 @@ sentence, are the one exception: report writes both markers around the value in 
 says what fills the block:
 
     results          wb fill, the chapter's rows of the bench CSV its caption cites
+    results-WORD     the same, from another run's CSV (wb fill CSV --block results-WORD), which
+                     make bench leaves alone
     profile          wb profile-table --fill, the chapter's kernels in the Nsight Compute log it cites
     e2e-SECTION      wb e2e fill, chapter 08's CSV files (SECTION: provenance, transfers, crossover,
                      breakdown, streams, graphs, managed)
@@ -59,10 +61,11 @@ class NoteNames(frozenset):
     """The block names of the notes: the fixed ones, and every excerpt-WORD."""
 
     def __contains__(self, name):
-        return frozenset.__contains__(self, name) or (name.startswith(EXCERPT_PREFIX) and len(name) > len(EXCERPT_PREFIX))
+        return frozenset.__contains__(self, name) or any(
+            name.startswith(prefix) and len(name) > len(prefix) for prefix in (EXCERPT_PREFIX, "results-"))
 
     def __iter__(self):
-        return iter(list(frozenset.__iter__(self)) + [EXCERPT_PREFIX + "WORD"])
+        return iter(list(frozenset.__iter__(self)) + [EXCERPT_PREFIX + "WORD", "results-WORD"])
 
 
 NOTE_NAMES = NoteNames({"results", "profile", "ladder", "env", *EXCERPTS} | {f"e2e-{s}" for s in E2E_SECTIONS})
@@ -189,7 +192,7 @@ def expected(path, block, text, root=ROOT):
     from wb import bench_summary, e2e, fill, profile_table
     lang = "zh" if path.endswith(".zh-CN.md") else "en"
     name, content = block.name, block.content
-    if name == "results":
+    if name == "results" or name.startswith("results-"):
         src = cited(content, r"`([^`]+\.csv)`[)）]")
         cmd = cited(content, r"\n`([^`]+)`\n")
         if not src or not cmd:
@@ -291,7 +294,7 @@ FIGURE = re.compile(
 
 # The notes whose hand-typed figures are still to be filled from a committed file or removed.
 UNCONVERTED = frozenset(f"{d}/{n}" for d in (
-    "01_cpu_matmul", "05_float4_vectorized",
+    "05_float4_vectorized",
     "06_tensor_core_wmma/lab")
     for n in ("README.md", "README.zh-CN.md"))
 
