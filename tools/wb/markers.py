@@ -294,8 +294,7 @@ FIGURE = re.compile(
 
 # The notes whose hand-typed figures are still to be filled from a committed file or removed.
 UNCONVERTED = frozenset(f"{d}/{n}" for d in (
-    "05_float4_vectorized",
-    "06_tensor_core_wmma/lab")
+    "06_tensor_core_wmma/lab",)
     for n in ("README.md", "README.zh-CN.md"))
 
 
