@@ -267,20 +267,12 @@ def test_a_hand_typed_figure_in_a_note_fails_the_lint(tmp_path):
     assert markers.lint(str(root), [path], out) == 1
     number = planted.splitlines().index("Step 4 reaches 97.3 % of cuBLAS at 8192³.") + 1
     assert f"{path}:{number}: '97.3 %' is a hand-typed figure" in out.getvalue()
-    # Marked as not measured, the line passes; a note still on the unconverted list gets its count.
+    # Marked as not measured, the line passes.
     with open(root / path, "w", encoding="utf-8") as f:
         f.write(planted.replace("at 8192³.\n", f"at 8192³. {markers.NOT_MEASURED}\n", 1))
     assert markers.lint(str(root), [path], io.StringIO()) == 0
-    with open(root / path, "w", encoding="utf-8") as f:
-        f.write(planted)
-    out = io.StringIO()
-    assert markers.lint(str(root), [path], out, unconverted={path}) == 0
-    assert f"{path}: 1 hand-typed figure(s), not converted yet" in out.getvalue()
 
 
-def test_every_note_passes_the_lint_and_the_unconverted_list_only_shrinks():
+def test_every_note_passes_the_lint():
     out = io.StringIO()
     assert markers.lint(out=out) == 0, out.getvalue()
-    for path in sorted(markers.UNCONVERTED):
-        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
-            assert markers.figures(f.read(), path), f"{path} has no hand-typed figure left: take it off UNCONVERTED"

@@ -37,9 +37,7 @@ faster"-like words (倍), outside every filled block. Each is a hand-typed measu
 in step with its source, and fails the lint (exit status 1, file:line and the figure). A figure
 that is not a measurement (a spec sheet value, a target, arithmetic) stays when its line carries
 the marker <!-- wb:not-measured --> (anywhere on the line, invisible when rendered). `notes check`
-runs the lint after the blocks. The notes listed in UNCONVERTED still hold hand-typed figures from
-before the lint: it counts theirs on one line each without failing, and a test fails as soon as
-one of them is clean, so that the list only shrinks."""
+runs the lint after the blocks."""
 import json
 import os
 import re
@@ -292,12 +290,6 @@ FIGURE = re.compile(
     r"(?:%|％|[TGM]FLOP/s|[TGM]B/s|(?:ms|µs|us|ns|min|s)\b|x (?:faster|slower|cheaper|more|less|as)\b|(?<=\d)[x×](?![\w(])|倍(?!数)|\s?(?:毫秒|微秒|秒|分钟))")
 
 
-# The notes whose hand-typed figures are still to be filled from a committed file or removed.
-UNCONVERTED = frozenset(f"{d}/{n}" for d in (
-    "06_tensor_core_wmma/lab",)
-    for n in ("README.md", "README.zh-CN.md"))
-
-
 def figures(text, path="<text>"):
     """[(line, figure, the line)]: each measured-looking figure of `text` outside its blocks and
     outside lines that carry NOT_MEASURED. Raises MarkerError as blocks() does."""
@@ -313,10 +305,9 @@ def figures(text, path="<text>"):
     return found
 
 
-def lint(root=ROOT, files=None, out=sys.stdout, unconverted=UNCONVERTED):
+def lint(root=ROOT, files=None, out=sys.stdout):
     """Prints file:line and the figure for each measured-looking figure outside every block of the
-    notes; returns the exit status (1 when there is one, or a marker cannot be read). A note in
-    `unconverted` gets one line with its count instead, and does not fail."""
+    notes; returns the exit status (1 when there is one, or a marker cannot be read)."""
     status = 0
     for path in files if files is not None else note_files(root):
         with open(os.path.join(root, path), encoding="utf-8") as f:
@@ -326,9 +317,6 @@ def lint(root=ROOT, files=None, out=sys.stdout, unconverted=UNCONVERTED):
         except MarkerError as e:
             print(f"error: {e}", file=out)
             status = 1
-            continue
-        if path in unconverted:
-            print(f"{path}: {len(found)} hand-typed figure(s), not converted yet (UNCONVERTED in wb/markers.py)", file=out)
             continue
         for number, figure, _ in found:
             print(f"{path}:{number}: {figure!r} is a hand-typed figure outside every filled block "
