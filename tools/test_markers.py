@@ -276,3 +276,22 @@ def test_a_hand_typed_figure_in_a_note_fails_the_lint(tmp_path):
 def test_every_note_passes_the_lint():
     out = io.StringIO()
     assert markers.lint(out=out) == 0, out.getvalue()
+
+
+def test_fill_block_results_word_is_left_alone_by_a_plain_fill(tmp_path, monkeypatch):
+    os.makedirs(tmp_path / "01_cpu_matmul")
+    for name in ("README.md", "README.zh-CN.md"):
+        (tmp_path / "01_cpu_matmul" / name).write_text(
+            "<!-- wb:fill results-vm -->\nold\n<!-- wb:end results-vm -->\n", encoding="utf-8")
+    shutil.copy(os.path.join(ROOT, "results", "cpu", "01_cpu_matmul.csv"), tmp_path / "vm.csv")
+    monkeypatch.chdir(tmp_path)
+    assert fill.main("vm.csv") == 0  # the plain fill writes blocks `results` only
+    assert (tmp_path / "01_cpu_matmul" / "README.md").read_text(encoding="utf-8").count("old") == 1
+    assert fill.main("vm.csv", None, "results-vm") == 0
+    en = (tmp_path / "01_cpu_matmul" / "README.md").read_text(encoding="utf-8")
+    assert en.startswith("<!-- wb:fill results-vm -->\nMeasured on AMD EPYC (the CPU), 2026-11-29, git ")
+    assert "| `blocked_1t` | 1024x1024x1024 |" in en and "(sm_" not in en
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tools"))
+    run = subprocess.run([sys.executable, "-m", "wb", "fill", "vm.csv", "--block", "nonsense"], env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1
