@@ -248,6 +248,7 @@ NOTE = "# t\n\n<!-- wb:fill results -->\n| `v` | 4096 | 98.7 % |\n<!-- wb:end re
     ("a 64 x 128 tile of 1000x1013x4097, sm_90, 16 k-tiles, 132 SMs", []),
     ("a multiple of 132（不是 132 倍数的分块数）", []),
     ("PCIe 5 x16 carries 63.0 GB/s each way <!-- wb:not-measured -->", []),
+    ("<!-- wb:not-measured --> a target of 90 % at the start of its line", []),
 ])
 def test_lint_finds_hand_typed_figures(line, figures):
     assert [f for _, f, _ in markers.figures(NOTE + line + "\n")] == figures

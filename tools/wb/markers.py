@@ -48,6 +48,7 @@ from typing import NamedTuple
 
 from wb import ROOT, add_command
 
+NOT_MEASURED = "<!-- wb:not-measured -->"  # on a line that states a figure which is no measurement (see notes lint)
 LINE = re.compile(r"<!-- wb:(fill|end) ([A-Za-z0-9_.-]+) -->")
 E2E_SECTIONS = ("provenance", "transfers", "crossover", "breakdown", "streams", "graphs", "managed")
 SKIP_DIRS = {".git", "build", "report", "grade", "gpu-check", "__pycache__"}  # what tools and builds write
@@ -106,7 +107,7 @@ def blocks(text, path="<text>", names=None):
     seen = {}
     for number, line in enumerate(text.splitlines(keepends=True), 1):
         stripped = line.strip()
-        if stripped.startswith("<!-- wb:"):
+        if stripped.startswith("<!-- wb:") and not stripped.startswith(NOT_MEASURED):
             m = LINE.fullmatch(stripped)
             if not m:
                 raise MarkerError(f"{path}:{number}: unknown marker {stripped!r} "
@@ -282,7 +283,6 @@ def check(root=ROOT, files=None, out=sys.stdout):
 
 
 # ---- the lint: measured-looking figures outside every block --------------------------------------
-NOT_MEASURED = "<!-- wb:not-measured -->"
 # A number (with an optional ~ or ≈, thousands separators, a decimal part, a range "95-99") and a
 # unit that only a measurement gives in these notes.
 FIGURE = re.compile(
