@@ -19,7 +19,8 @@ namespace ch00 {
 constexpr double per_second_1e9(double amount, double ms) { return amount / (ms * 1e6); }
 
 // Blocks of `kernel` resident on the whole GPU at once: one "wave".
-inline int resident_blocks(const void* kernel, int threads_per_block) {
+template <class Kernel>
+int resident_blocks(Kernel* kernel, int threads_per_block) {
     int device = 0, sms = 0, per_sm = 0;
     WB_CUDA_CHECK(cudaGetDevice(&device));
     WB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -70,8 +71,7 @@ __global__ void __launch_bounds__(kCopyThreads)
 }
 
 inline int copy_resident_blocks() {
-    return resident_blocks(reinterpret_cast<const void*>(copy_grid_stride<float4, kCopyUnroll>),
-                           kCopyThreads);
+    return resident_blocks(copy_grid_stride<float4, kCopyUnroll>, kCopyThreads);
 }
 
 // Copies `count` floats with at most `max_blocks` blocks (the timed runs pass copy_resident_blocks(),
@@ -147,9 +147,7 @@ __global__ void __launch_bounds__(kFmaThreads)
     }
 }
 
-inline int fma_resident_blocks() {
-    return resident_blocks(reinterpret_cast<const void*>(fma_chains<kFmaChains, kFmaIters>), kFmaThreads);
-}
+inline int fma_resident_blocks() { return resident_blocks(fma_chains<kFmaChains, kFmaIters>, kFmaThreads); }
 
 // `out` holds blocks * kFmaThreads floats; `clock_sums` two zeroed counters, or null.
 inline void launch_fma(int blocks, float a, float b, float store_above, float* out,
