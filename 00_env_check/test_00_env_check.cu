@@ -1,5 +1,5 @@
 // test_00_env_check - on any machine: the JSON (syntax, keys, planted values it must not let
-// through), the screen's units, the rules (versions, code for a GPU, tools, options, /proc), the
+// through), the screen's values, the rules (versions, code for a GPU, tools, options, /proc), the
 // accounting, the verdict and its exit status, and the program's exit statuses. On a GPU: the two
 // measuring kernels and the program's JSON with measurements.
 #include <unistd.h>
