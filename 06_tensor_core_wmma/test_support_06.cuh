@@ -238,4 +238,78 @@ inline int accumulator_store_wavefronts(int stage_ld) {
     return wavefronts(half_warp, 8);
 }
 
+// ---- step 9: the swizzled tiles ----------------------------------------------------------------
+// The swizzle on a tile of `rows` rows of ROW_CHUNKS chunks: how many chunks are not moved to a
+// distinct place inside their own 128-byte line (0: a bijection that costs no memory).
+template <int ROW_CHUNKS>
+int swizzle_misplaced(int rows) {
+    std::vector<int> hits(rows * ROW_CHUNKS, 0);
+    int bad = 0;
+    for (int c = 0; c < rows * ROW_CHUNKS; ++c) {
+        const int p = swizzle_chunk<ROW_CHUNKS>(c);
+        if (p / 8 != c / 8 || p < 0 || p >= rows * ROW_CHUNKS) { ++bad; continue; }
+        ++hits[p];
+    }
+    for (int h : hits) bad += h > 1;
+    return bad;
+}
+
+// Step 9's ldmatrix reads, every warp, k-step, tile and matrix: the worst number of passes, and the
+// number of lane addresses that do not hold the element the mma.sync layout asks for (the swizzle
+// undone on the host: the logical chunk at each physical place).
+struct SwizzleReport {
+    int worst_load_wavefronts = 0, worst_store_wavefronts = 0, wrong_addresses = 0;
+};
+
+template <class Cfg>
+SwizzleReport check_swizzled_tiles() {
+    using S = SwizzledTiles<Cfg>;
+    SwizzleReport r;
+    std::vector<int> a_logical(Cfg::BM * S::A_ROW_CHUNKS), b_logical(Cfg::BK * S::B_ROW_CHUNKS);
+    for (int c = 0; c < int(a_logical.size()); ++c) a_logical[swizzle_chunk<S::A_ROW_CHUNKS>(c)] = c;
+    for (int c = 0; c < int(b_logical.size()); ++c) b_logical[swizzle_chunk<S::B_ROW_CHUNKS>(c)] = c;
+    auto note = [&](std::vector<int>& rows, int& worst) {
+        worst = std::max(worst, wavefronts(rows, 16));
+        rows.clear();
+    };
+    std::vector<int> rows;
+    for (int warp = 0; warp < Cfg::WARPS; ++warp) {
+        const int warp_row = warp / Cfg::WARPS_N * Cfg::WM, warp_col = warp % Cfg::WARPS_N * Cfg::WN;
+        for (int s = 0; s < S::K_STEPS; ++s) {
+            for (int i = 0; i < Cfg::FM; ++i)
+                for (int lane = 0; lane < 32; ++lane) {
+                    const int bytes = int(mma16_a_lane_bytes<Cfg>(warp_row, lane, s)) + 16 * i * Cfg::BK * 2;
+                    const int row = warp_row + 16 * i + lane % 8 + 8 * (lane / 8 % 2);
+                    r.wrong_addresses += a_logical[bytes / 16] != row * S::A_ROW_CHUNKS + 2 * s + lane / 16;
+                    rows.push_back(bytes);
+                    if (lane % 8 == 7) note(rows, r.worst_load_wavefronts);  // one 8x8 matrix
+                }
+            for (int p = 0; p < Cfg::FN; ++p)
+                for (int lane = 0; lane < 32; ++lane) {
+                    const int bytes = int(mma16_b_lane_bytes<Cfg>(warp_col, lane, p)) + 16 * s * Cfg::BN * 2;
+                    const int k = 16 * s + lane % 8 + 8 * (lane / 8 % 2);
+                    r.wrong_addresses += b_logical[bytes / 16] != k * S::B_ROW_CHUNKS + (warp_col + 16 * p) / 8 + lane / 16;
+                    rows.push_back(bytes);
+                    if (lane % 8 == 7) note(rows, r.worst_load_wavefronts);
+                }
+        }
+        // The 16-byte stores of the copies (cp.async), 8 lanes per pass.
+        for (int i = 0; i < Cfg::AChunks::PER_THREAD; ++i)
+            for (int lane = 0; lane < 32; ++lane) {
+                const int tid = 32 * warp + lane;
+                const int e = Cfg::AChunks::row(tid, i) * Cfg::BK + Cfg::AChunks::col(tid);
+                rows.push_back(swizzled<S::A_ROW_CHUNKS, S::CHUNK>(e) * 2);
+                if (lane % 8 == 7) note(rows, r.worst_store_wavefronts);
+            }
+        for (int i = 0; i < Cfg::BChunks::PER_THREAD; ++i)
+            for (int lane = 0; lane < 32; ++lane) {
+                const int tid = 32 * warp + lane;
+                const int e = Cfg::BChunks::row(tid, i) * Cfg::BN + Cfg::BChunks::col(tid);
+                rows.push_back(swizzled<S::B_ROW_CHUNKS, S::CHUNK>(e) * 2);
+                if (lane % 8 == 7) note(rows, r.worst_store_wavefronts);
+            }
+    }
+    return r;
+}
+
 }  // namespace t06
