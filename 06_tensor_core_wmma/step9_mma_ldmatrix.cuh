@@ -22,11 +22,13 @@ struct Fp16MmaInputs : Fp16Inputs {
     static constexpr bool kCompiled = WB06_MMA_F16 != 0;
 };
 
-// ---- Why WMMA leaves speed on the table ----------------------------------------------------------
-// One wmma::mma_sync on 16x16x16 becomes two HMMA.16816 (two n = 8 halves), and every fragment
-// load is a separate ldmatrix whose address WMMA recomputes. Written with the PTX instruction, the
-// layout is ours (PTX ISA, "mma.m16n8k16", FP16). With lane = 4 g + t (g = lane / 4, t = lane % 4),
-// each register holds two halves, (x, x + 1) along k for A and B and along n for C:
+// ---- What WMMA hides --------------------------------------------------------------------------------
+// Step 6 already runs on these instructions: one FP16 wmma::mma_sync is two HMMA.16816 (two n = 8
+// halves), one fragment load one ldmatrix.x4. What WMMA hides is the layout, so it works out every
+// fragment address from a pointer and ldm, needs padded rows, and stores accumulators through
+// store_matrix_sync. Written with the PTX instruction, the layout is ours (PTX ISA, "mma.m16n8k16",
+// FP16). With lane = 4 g + t (g = lane / 4, t = lane % 4), each register holds two halves,
+// (x, x + 1) along k for A and B and along n for C:
 //
 //   A, 16 x 16, row-major:  a0 = A[g][2t..]    a1 = A[g+8][2t..]    a2 = A[g][2t+8..]   a3 = A[g+8][2t+8..]
 //   B, 16 x  8, "col":      b0 = B[2t..][g]    b1 = B[2t+8..][g]        (B[k][n], two k per register)
@@ -73,6 +75,12 @@ __host__ __device__ constexpr int swizzle_chunk(int chunk) {
     return chunk ^ (chunk / KEY_SPAN % 8);
 }
 
+// Rows after which the keys repeat: 8 rows of 128 bytes or more, 8 lines of shorter rows.
+template <int ROW_CHUNKS>
+__host__ __device__ constexpr int swizzle_period_rows() {
+    return 8 * (ROW_CHUNKS > 8 ? ROW_CHUNKS : 8) / ROW_CHUNKS;
+}
+
 // Where element `e` (row-major, rows of ROW_CHUNKS chunks) of a tile lives, in elements; e is the
 // first element of a chunk.
 template <int ROW_CHUNKS, int CHUNK>
@@ -82,7 +90,8 @@ __host__ __device__ constexpr int swizzled(int e) {
 
 // 128x256 block tile, 8 warps of 64 x 64 (step 6's), BK = 32, 4 stages: 96 KB, which every GPU from
 // sm_80 on grants one block (sm_86 and sm_89 stop at 99 KB), so one configuration runs everywhere
-// the instruction exists. No padding (SKEW 0): the swizzle replaces it.
+// the instruction exists. No padding (SKEW 0): the swizzle replaces it, and the fourth stage fits
+// (padded as in step 6, 4 stages would take 106 KB).
 using Mma128x256_k32_4stage = Tiling<Fp16MmaInputs, 128, 256, 32, 64, 64, 4, 0, 0>;
 
 template <class Cfg>
@@ -91,10 +100,11 @@ struct SwizzledTiles {
     static constexpr int A_ROW_CHUNKS = Cfg::BK / CHUNK, B_ROW_CHUNKS = Cfg::BN / CHUNK;
     static constexpr int K_STEPS = Cfg::BK / 16;  // mma.sync k-steps per stage
     static_assert(Cfg::SKEW_A == 0 && Cfg::SKEW_B == 0, "the swizzle replaces the padding: SKEW 0");
-    // The keys repeat every 16 rows (8 rows of B, 16 of A), so the fragments of m-tile i (k-step s)
-    // lie a constant 16 i rows (16 s k-rows) after those of m-tile 0 (k-step 0).
-    static_assert(16 * A_ROW_CHUNKS % (8 * (A_ROW_CHUNKS > 8 ? A_ROW_CHUNKS : 8)) == 0,
-                  "the A keys must repeat every 16 rows: BK of 16 halves or more");
+    // The 8 keys cover 8 rows (rows of 128 bytes or more) or 8 lines (64-byte rows: 16 rows), so the
+    // fragments of m-tile i (k-step s) lie a constant 16 i rows (16 s k-rows) after those of m-tile 0
+    // (k-step 0).
+    static_assert(16 % swizzle_period_rows<A_ROW_CHUNKS>() == 0, "the keys of A must repeat within 16 rows: BK >= 32");
+    static_assert(16 % swizzle_period_rows<B_ROW_CHUNKS>() == 0, "the keys of B must repeat within 16 rows: BN >= 32");
     static_assert(K_STEPS % 2 == 0, "the fragments alternate between two register sets: an even "
                                     "number of k-steps per stage keeps that pattern the same in every stage");
 };
@@ -187,16 +197,12 @@ template <class Cfg, bool VEC>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_ldmatrix(WmmaArgs<__half> g) {
     static_assert(std::is_base_of<Fp16MmaInputs, typename Cfg::Inputs>::value, "a Tiling of Fp16MmaInputs");
     using S = SwizzledTiles<Cfg>;
-    constexpr int STAGES = Cfg::STAGES, K_STEPS = S::K_STEPS;
+    constexpr int STAGES = Cfg::STAGES;
     static_assert(STAGES >= 2, "the cp.async ring needs at least two stages");
     extern __shared__ __align__(128) unsigned char smem_bytes[];
     if constexpr (Cfg::Inputs::kCompiled) {
-        __half* smem = reinterpret_cast<__half*>(smem_bytes);
-        const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-        auto a_addr = [&](int stage) { return smem_base + unsigned(stage * Cfg::A_STAGE) * 2u; };
-        auto b_addr = [&](int stage) { return smem_base + unsigned(STAGES * Cfg::A_STAGE + stage * Cfg::B_STAGE) * 2u; };
         const BlockCoord t = block_coord<Cfg>(g);  // bands of kBand tile rows (step 6)
-        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        const int warp = threadIdx.x / 32;
         const int warp_row = (warp / Cfg::WARPS_N) * Cfg::WM;
         const int warp_col = (warp % Cfg::WARPS_N) * Cfg::WN;
         MmaAccumulators<Cfg> acc;
@@ -208,6 +214,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_ldmatrix(Wm
                 for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
         // BEGIN SOLUTION: the ring with the barrier before the last k-step, fragments double-buffered
+        __half* smem = reinterpret_cast<__half*>(smem_bytes);
+        const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+        auto a_addr = [&](int stage) { return smem_base + unsigned(stage * Cfg::A_STAGE) * 2u; };
+        auto b_addr = [&](int stage) { return smem_base + unsigned(STAGES * Cfg::A_STAGE + stage * Cfg::B_STAGE) * 2u; };
+        const int lane = threadIdx.x % 32;
+        constexpr int K_STEPS = S::K_STEPS;
         unsigned a_lane[K_STEPS], b_lane[Cfg::FN];
 #pragma unroll
         for (int s = 0; s < K_STEPS; ++s) a_lane[s] = mma16_a_lane_bytes<Cfg>(warp_row, lane, s);

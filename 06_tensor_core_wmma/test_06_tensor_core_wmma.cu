@@ -278,6 +278,14 @@ TEST_CASE("06: tf32_mma_sync follows the documented mma.sync layout, and a misre
     }
 }
 
+TEST_CASE("06: mma_ldmatrix follows the documented m16n8k16 layout, and a misread layout fails", "[gpu][06]") {
+    WB_REQUIRE_GPU();
+    if (device_cc() < 80) WB_SKIP_CASE("mma.sync m16n8k16 with FP16 inputs needs sm_80");
+    CHECK(one_mma16_tile_errors<0>() == 0);
+    CHECK(one_mma16_tile_errors<1>() > 0);
+    CHECK(one_mma16_tile_errors<2>() > 0);
+}
+
 TEST_CASE("06: the GPU rounds to TF32 exactly like the reference", "[gpu][06]") {
     WB_REQUIRE_GPU();
     if (device_cc() < 80) WB_SKIP_CASE("TF32 rounding instructions need sm_80");

@@ -312,4 +312,64 @@ SwizzleReport check_swizzled_tiles() {
     return r;
 }
 
+// ---- step 9: one m16n8k16 tile on the GPU ----------------------------------------------------------
+// A 16x16 times B 16x16 (two n8 tiles), each lane fetching its registers with step 9's instructions
+// and lane addresses (unswizzled rows of 32 bytes here) and writing C by the documented layout.
+// BUG = 1 reads B without .trans; BUG = 2 gives lanes 8-15 the k 8-15 chunk of rows 0-7 (matrices 1
+// and 2 swapped): plausible misreadings of the layout.
+template <int BUG>
+__global__ void one_mma16_tile(const __half* A, const __half* B, float* C) {
+    __shared__ __align__(16) __half as[16 * 16], bs[16 * 16];
+    const int lane = threadIdx.x;
+    for (int i = lane; i < 16 * 16; i += 32) {
+        as[i] = A[i];
+        bs[i] = B[i];
+    }
+    __syncwarp();
+    const int row = lane % 8 + 8 * (lane / 8 % 2), col = 8 * (lane / 16);
+    const int a_row = BUG == 2 ? lane % 8 + 8 * (lane / 16) : row, a_col = BUG == 2 ? 8 * (lane / 8 % 2) : col;
+    unsigned a[4], b[4];
+    ldmatrix_x4(a, static_cast<unsigned>(__cvta_generic_to_shared(&as[a_row * 16 + a_col])));
+    const unsigned b_addr = static_cast<unsigned>(__cvta_generic_to_shared(&bs[row * 16 + col]));
+    if (BUG == 1)
+        ldmatrix_x4(b, b_addr);
+    else
+        ldmatrix_x4_trans(b, b_addr);
+    float d[2][4] = {};
+    mma_m16n8k16_f16(d[0], a, &b[0]);
+    mma_m16n8k16_f16(d[1], a, &b[2]);
+    const int g = lane / 4, t = lane % 4;
+    for (int j = 0; j < 2; ++j) {
+        C[g * 16 + 8 * j + 2 * t] = d[j][0];
+        C[g * 16 + 8 * j + 2 * t + 1] = d[j][1];
+        C[(g + 8) * 16 + 8 * j + 2 * t] = d[j][2];
+        C[(g + 8) * 16 + 8 * j + 2 * t + 1] = d[j][3];
+    }
+}
+
+// Small integers: exact in FP16, every product and sum exact in FP32, so the result must be exact.
+template <int BUG>
+int one_mma16_tile_errors() {
+    std::vector<__half> a(16 * 16), b(16 * 16);
+    std::vector<float> want(16 * 16, 0.0f);
+    for (int i = 0; i < 16 * 16; ++i) {
+        a[i] = __float2half(float((i * 7) % 13 - 6));
+        b[i] = __float2half(float((i * 5) % 11 - 5));
+    }
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j)
+            for (int k = 0; k < 16; ++k) want[i * 16 + j] += __half2float(a[i * 16 + k]) * __half2float(b[k * 16 + j]);
+    wb::DeviceBuffer<__half> dA(a.size()), dB(b.size());
+    wb::DeviceBuffer<float> dC(want.size());
+    dA.upload(a);
+    dB.upload(b);
+    one_mma16_tile<BUG><<<1, 32>>>(dA.get(), dB.get(), dC.get());
+    WB_LAUNCH_CHECK();
+    WB_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> c = dC.download();
+    int wrong = 0;
+    for (size_t i = 0; i < c.size(); ++i) wrong += c[i] != want[i];
+    return wrong;
+}
+
 }  // namespace t06
