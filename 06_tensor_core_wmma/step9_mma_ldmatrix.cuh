@@ -213,7 +213,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_ldmatrix(Wm
 #pragma unroll
                 for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-        // BEGIN SOLUTION: the ring with the barrier before the last k-step, fragments double-buffered
         __half* smem = reinterpret_cast<__half*>(smem_bytes);
         const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
         auto a_addr = [&](int stage) { return smem_base + unsigned(stage * Cfg::A_STAGE) * 2u; };
@@ -244,6 +243,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_ldmatrix(Wm
                 copy_tiles_swizzled<Cfg, VEC>(src, ahead * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
             }
             wb::cp_async_commit();
+            // BEGIN SOLUTION: per k-step: prefetch the next fragments (barrier before the last), then mma
             const int stage = kt % STAGES;
 #pragma unroll
             for (int s = 0; s < K_STEPS; ++s) {
@@ -261,9 +261,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_ldmatrix(Wm
                 }
                 mma_fragments<Cfg>(acc, frag[s % 2]);
             }
+            // END SOLUTION
         }
         wb::cp_async_wait<0>();  // only empty groups are left; leave no copy in flight behind us
-        // END SOLUTION
 
         __syncthreads();  // the staging areas reuse the ring's memory
         epilogue_mma<Cfg>(g, t, warp_row, warp_col, acc, reinterpret_cast<float*>(smem_bytes) + warp * Cfg::WARP_STAGE);
