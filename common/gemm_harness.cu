@@ -122,22 +122,26 @@ constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 struct LtWorkspace;  // tags of the scratch buffers (wb::scratch_buffer)
 struct LtPaddedA;
 struct LtPaddedB;
+struct LtPaddedC;
 
-const LtFp8Plan& lt_fp8_plan(int M, int N, int K, int64_t lda, int64_t ldb) {
-    static std::map<std::array<int64_t, 5>, LtFp8Plan> plans;  // lives as long as the process
-    const std::array<int64_t, 5> key = {M, N, K, lda, ldb};
+// The plan of a packed M x N x K problem, or null when the heuristic has no FP8 algorithm for it.
+const LtFp8Plan* lt_fp8_plan(int M, int N, int K) {
+    static std::map<std::array<int, 3>, LtFp8Plan> plans;  // lives as long as the process
+    static std::set<std::array<int, 3>> none;
+    const std::array<int, 3> key = {M, N, K};
+    if (none.count(key)) return nullptr;
     auto found = plans.find(key);
-    if (found != plans.end()) return found->second;
+    if (found != plans.end()) return &found->second;
     LtFp8Plan p;
     WB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
     WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
     WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n));
     // The row-major trick of chapter 07: C^T (N x M) = B^T A^T, all column-major. cuBLASLt's A is
-    // our Bt (N x K row-major = column-major K x N, ld = its pitch), transposed: B^T, N x K. Its B
-    // is our A (column-major K x M = A^T), not transposed. C^T is column-major N x M, ld N.
-    WB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_8F_E4M3, K, N, ldb));
-    WB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_8F_E4M3, K, M, lda));
+    // our Bt (N x K row-major = column-major K x N, ld K), transposed: B^T, N x K. Its B is our A
+    // (column-major K x M = A^T, ld K), not transposed. C^T is column-major N x M, ld N.
+    WB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_8F_E4M3, K, N, K));
+    WB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_8F_E4M3, K, M, K));
     WB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, N, M, N));
     cublasLtMatmulPreference_t pref = nullptr;
     WB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -148,38 +152,62 @@ const LtFp8Plan& lt_fp8_plan(int M, int N, int K, int64_t lda, int64_t ldb) {
     const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(cublaslt_handle(), p.op, p.a, p.b, p.c, p.c, pref, 1,
                                                              &result, &count);
     cublasLtMatmulPreferenceDestroy(pref);
-    if (st != CUBLAS_STATUS_SUCCESS || count == 0)
-        throw std::runtime_error("cuBLASLt has no FP8 algorithm for " + std::to_string(M) + " x " + std::to_string(N) +
-                                 " x " + std::to_string(K) + " (it needs compute capability 8.9 or newer)");
+    if (st != CUBLAS_STATUS_SUCCESS || count == 0) {
+        cublasLtMatrixLayoutDestroy(p.a);
+        cublasLtMatrixLayoutDestroy(p.b);
+        cublasLtMatrixLayoutDestroy(p.c);
+        cublasLtMatmulDescDestroy(p.op);
+        none.insert(key);
+        return nullptr;
+    }
     p.algo = result.algo;
-    return plans.emplace(key, p).first->second;
+    return &plans.emplace(key, p).first->second;
 }
 
-// `rows` rows of `cols` bytes from `src` to a buffer with a pitch of whole 16 bytes (the bytes past
-// `cols` are never read: the layout says the matrix is `cols` long).
-const __nv_fp8_e4m3* lt_pitched(const __nv_fp8_e4m3* src, int rows, int cols, void* dst, int64_t pitch,
-                                cudaStream_t stream) {
-    WB_CUDA_CHECK(cudaMemcpy2DAsync(dst, size_t(pitch), src, size_t(cols), size_t(cols), size_t(rows),
-                                    cudaMemcpyDeviceToDevice, stream));
-    return static_cast<const __nv_fp8_e4m3*>(dst);
+void lt_fp8_run(const LtFp8Plan& p, float alpha, const void* a, const float* scale_a, const void* bt,
+                const float* scale_b, float beta, float* C, cudaStream_t stream) {
+    // The scales: cuBLASLt's A is our Bt, its B our A. They are read on the device at run time.
+    WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b, sizeof scale_b));
+    WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a, sizeof scale_a));
+    WB_CUBLAS_CHECK(cublasLtMatmul(cublaslt_handle(), p.op, &alpha, bt, p.a, a, p.b, &beta, C, p.c, C, p.c, &p.algo,
+                                   scratch_buffer<LtWorkspace>(kLtWorkspaceBytes), kLtWorkspaceBytes, stream));
 }
 
 }  // namespace
 
 void cublaslt_fp8(int M, int N, int K, float alpha, Fp8Operand A, Fp8Operand Bt, float beta, float* C,
                   cudaStream_t stream) {
-    auto fits = [K](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0 && K % 16 == 0; };
-    const int64_t pitch = fits(A.data) && fits(Bt.data) ? K : (int64_t(K) + 15) / 16 * 16;
-    const __nv_fp8_e4m3* a = A.data;
-    const __nv_fp8_e4m3* bt = Bt.data;
-    if (!fits(a)) a = lt_pitched(a, M, K, scratch_buffer<LtPaddedA>(size_t(M) * pitch), pitch, stream);
-    if (!fits(bt)) bt = lt_pitched(bt, N, K, scratch_buffer<LtPaddedB>(size_t(N) * pitch), pitch, stream);
-    const LtFp8Plan& p = lt_fp8_plan(M, N, K, pitch, pitch);
-    // The scales: cuBLASLt's A is our Bt, its B our A. They are read on the device at run time.
-    WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &Bt.scale, sizeof Bt.scale));
-    WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &A.scale, sizeof A.scale));
-    WB_CUBLAS_CHECK(cublasLtMatmul(cublaslt_handle(), p.op, &alpha, bt, p.a, a, p.b, &beta, C, p.c, C, p.c, &p.algo,
-                                   scratch_buffer<LtWorkspace>(kLtWorkspaceBytes), kLtWorkspaceBytes, stream));
+    auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    // As given, when every operand meets cuBLASLt's FP8 rules (16-byte aligned, rows of multiples
+    // of 16 bytes) and it has a kernel for the shape.
+    if (aligned(A.data) && aligned(Bt.data) && aligned(C) && K % 16 == 0 && N % 4 == 0)
+        if (const LtFp8Plan* p = lt_fp8_plan(M, N, K)) {
+            lt_fp8_run(*p, alpha, A.data, A.scale, Bt.data, Bt.scale, beta, C, stream);
+            return;
+        }
+    // Else the problem padded with zeros to multiples of 16 in M, N and K (zero products add
+    // nothing to a sum), C copied in and out: inside the timed call, like chapter 09's padded copies.
+    auto up16 = [](int x) { return (x + 15) / 16 * 16; };
+    const int M16 = up16(M), N16 = up16(N), K16 = up16(K);
+    const LtFp8Plan* p = lt_fp8_plan(M16, N16, K16);
+    if (!p)
+        throw std::runtime_error("cuBLASLt has no FP8 algorithm for " + std::to_string(M16) + " x " +
+                                 std::to_string(N16) + " x " + std::to_string(K16) +
+                                 " (FP8 needs compute capability 8.9 or newer)");
+    void* a = scratch_buffer<LtPaddedA>(size_t(M16) * K16);
+    void* bt = scratch_buffer<LtPaddedB>(size_t(N16) * K16);
+    float* c = static_cast<float*>(scratch_buffer<LtPaddedC>(size_t(M16) * N16 * sizeof(float)));
+    const size_t row_c = size_t(N) * sizeof(float), pitch_c = size_t(N16) * sizeof(float);
+    WB_CUDA_CHECK(cudaMemsetAsync(a, 0, size_t(M16) * K16, stream));
+    WB_CUDA_CHECK(cudaMemsetAsync(bt, 0, size_t(N16) * K16, stream));
+    WB_CUDA_CHECK(cudaMemcpy2DAsync(a, K16, A.data, K, K, M, cudaMemcpyDeviceToDevice, stream));
+    WB_CUDA_CHECK(cudaMemcpy2DAsync(bt, K16, Bt.data, K, K, N, cudaMemcpyDeviceToDevice, stream));
+    if (beta != 0.0f)
+        WB_CUDA_CHECK(cudaMemcpy2DAsync(c, pitch_c, C, row_c, row_c, M, cudaMemcpyDeviceToDevice, stream));
+    else  // C may hold NaN: its padded copy starts from zeros, not from what the buffer held before
+        WB_CUDA_CHECK(cudaMemsetAsync(c, 0, size_t(M16) * pitch_c, stream));
+    lt_fp8_run(*p, alpha, a, A.scale, bt, Bt.scale, beta, c, stream);
+    WB_CUDA_CHECK(cudaMemcpy2DAsync(C, row_c, c, pitch_c, row_c, M, cudaMemcpyDeviceToDevice, stream));
 }
 
 // ---- GemmProblem -----------------------------------------------------------------------------

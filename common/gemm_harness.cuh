@@ -129,7 +129,8 @@ void cublas_bgemm(int M, int N, int K, float alpha, const __nv_bfloat16* A, cons
                   float beta, float* C, cudaStream_t stream);  // BF16 in, FP32 accumulate and out
 // FP8 E4M3 in (scales on the device), FP32 accumulate and out, through cublasLtMatmul: cublasGemmEx
 // has no FP8. cuBLASLt's FP8 kernels want "TN" (its A transposed, its B not) and 16-byte aligned
-// operands with leading dimensions of multiples of 16 bytes; K % 16 != 0 goes through padded copies.
+// operands with leading dimensions of multiples of 16 bytes; any other shape or address is run as
+// the problem padded with zeros to multiples of 16 (copies in and out inside the call).
 void cublaslt_fp8(int M, int N, int K, float alpha, Fp8Operand A, Fp8Operand Bt, float beta, float* C,
                   cudaStream_t stream);
 
