@@ -1,14 +1,10 @@
 // 00_env_check - is this machine ready for the workbook, and what can its GPU really do?
 //
-// Prints the CUDA versions; every GPU's facts (the limits the later chapters design their kernels
-// around); the measured ceilings of GPU 0 beside the theoretical ones (kernels.cuh); a cuBLAS smoke
-// test; the tools the Makefile targets use; and a verdict. --json FILE writes it all for the report
-// (keys in README.md). The rules and the JSON are in env_report.h.
-//
+// Prints the CUDA versions, every GPU's facts and limits, GPU 0's measured ceilings (kernels.cuh)
+// beside the theoretical ones, a cuBLAS smoke test, the tools the Makefile targets use, and a verdict;
+// each line is a key of the --json FILE it can also write (README.md says what each means).
 // Run: make 00 && ./00_env_check [--quick] [--json FILE]      (from the top: make check-env)
 // Exit status: 0 ready, 1 the cuBLAS smoke test failed, 2 bad input, 3 no usable GPU (or no code for it).
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -55,37 +51,27 @@ Settings parse_or_exit(int argc, char** argv) {
     if (!wb::parse_options(argc, argv, s.opt, error, extras) || !check_env_options(s.opt, error))
         bad_input(error);
     if (s.opt.help) {  // not wb::usage: most of the shared GEMM options do not apply here
-        std::printf(
-            "usage: %s [--quick] [--json FILE] [--warmup W] [--reps R] [--seed S] [--help]\n"
-            "  --quick      smaller, faster measurements (for tests, sanitizers and profilers)\n"
-            "  --json FILE  also write every fact and measured ceiling as JSON (keys: README.md)\n"
-            "  --warmup W, --reps R  untimed and timed runs (default 2 and 10; the median is shown)\n"
-            "  --seed S     seed of the cuBLAS smoke test's random data (default 2024)\n"
-            "The GEMM options of the other chapters (--size, --variant, --csv, ...) do not apply.\n"
-            "exit status: 0 ready, 1 the cuBLAS smoke test failed, 2 bad input, 3 no usable CUDA\n"
-            "device (or no code for it in this binary)\n",
-            kProg);
+        std::printf("usage: %s [--quick] [--json FILE] [--warmup W] [--reps R] [--seed S] [--help]\n"
+                    "  --quick: smaller measurements; --json FILE: also write it all as JSON (README.md)\n"
+                    "  --warmup W, --reps R, --seed S: as in every chapter (defaults 2, 10 and 2024)\n"
+                    "exit status: 0 ready, 1 the cuBLAS smoke test failed, 2 bad input, 3 no usable GPU\n",
+                    kProg);
         std::exit(wb::kExitOk);
     }
     for (int i = 1; i < argc; ++i)  // "--json=" gives an empty name
         if (std::strncmp(argv[i], "--json", 6) == 0 && s.json.empty())
             bad_input("option --json needs a file name");
-    if (!s.json.empty()) {  // an unwritable path is found now, not after the measuring ("a" keeps a file)
-        FILE* f = std::fopen(s.json.c_str(), "a");
-        if (!f) bad_input("cannot write the --json file '" + s.json + "': " + std::strerror(errno));
-        std::fclose(f);
-    }
+    FILE* f = s.json.empty() ? nullptr : std::fopen(s.json.c_str(), "a");  // found now, not after measuring
+    if (!s.json.empty() && !f)
+        bad_input("cannot write the --json file '" + s.json + "': " + std::strerror(errno));
+    if (f) std::fclose(f);
     return s;
 }
 
-void section(const std::string& title) { std::printf("\n== %s\n", title.c_str()); }
-void field(const std::string& label, const std::string& text) {  // one aligned "label : text" line
-    std::printf("  %-27s: %s\n", label.c_str(), text.c_str());
+void print(const std::string& section, const std::vector<Line>& lines) {  // aligned "key  value" lines
+    std::printf("\n== %s\n", section.c_str());
+    for (const Line& l : lines) std::printf("  %-30s %s\n", l.key.c_str(), shown(l).c_str());
     std::fflush(stdout);
-}
-void print(const std::vector<Line>& lines) {
-    for (const Line& l : lines)
-        if (!l.label.empty()) field(l.label, shown(l));
 }
 std::string read_text_file(const char* path) {
     std::ostringstream text;
@@ -116,67 +102,45 @@ Report host_facts(const Settings& s) {
     return r;
 }
 
-// GPU `dev`: wb::query_device's facts, then the other limits the chapters choose their tiles against,
-// each one cudaDeviceGetAttribute (CUDA 13 removed cudaDeviceProp's clocks and kernelExecTimeoutEnabled).
+// GPU `dev`: wb::query_device's facts, then the other limits the chapters choose their tiles against
+// from cudaDeviceProp (CUDA 13 removed its clocks and kernelExecTimeoutEnabled: those are attributes).
 Gpu query_gpu(int dev) {
     using namespace json;
     Gpu g;
-    auto check = [&](cudaError_t e) {  // keeps the first error; what it failed to read stays 0
+    cudaDeviceProp p{};
+    char bus_id[32] = {};
+    size_t free_bytes = 0, total_bytes = 0;
+    int timeout = 0;
+    for (cudaError_t e : {cudaGetDeviceProperties(&p, dev), cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, dev),
+                          cudaDeviceGetAttribute(&timeout, cudaDevAttrKernelExecTimeout, dev),
+                          cudaSetDevice(dev), cudaMemGetInfo(&free_bytes, &total_bytes)})
         if (e != cudaSuccess && g.query_error.empty()) g.query_error = error_text(e);
-        return e == cudaSuccess;
-    };
     try {
         g.facts = wb::query_device(dev);
     } catch (const wb::CudaError& e) {
-        check(e.code());
+        if (g.query_error.empty()) g.query_error = error_text(e.code());
     }
     g.facts.id = dev;
-    auto get = [&](cudaDeviceAttr what) {
-        int v = 0;
-        check(cudaDeviceGetAttribute(&v, what, dev));
-        return v;
-    };
-    auto dims = [&](cudaDeviceAttr x, cudaDeviceAttr y, cudaDeviceAttr z) {
-        return array({integer(get(x)), integer(get(y)), integer(get(z))});
-    };
-    char bus_id[32] = {};
-    size_t free_bytes = 0, total_bytes = 0;
-    check(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, dev));
-    if (check(cudaSetDevice(dev))) check(cudaMemGetInfo(&free_bytes, &total_bytes));
-    const bool timeout = get(cudaDevAttrKernelExecTimeout) != 0;
     const wb::DeviceFacts& f = g.facts;
+    auto dims = [](const int* xyz) { return array({integer(xyz[0]), integer(xyz[1]), integer(xyz[2])}); };
+    const char* watchdog = timeout ? "a display watchdog ends long kernels: see README.md" : "";
     g.limits = {
-        {"pci_bus_id", text_or_null(bus_id), "PCI bus", bus_id},
-        {"sms", integer(f.sms), "SMs"},
-        {"fp32_lanes_per_sm", integer(f.fp32_lanes_per_sm), "FP32 lanes / SM"},
-        {"sm_clock_ghz", number(f.clock_ghz), "SM clock (max)"},
-        {"memory_bytes", integer(f.global_mem_bytes), "global memory"},
-        {"memory_free_bytes", integer(free_bytes), "  free now"},
-        {"mem_clock_ghz", number(f.mem_clock_ghz), "memory clock (2 transfers)"},
-        {"bus_width_bits", integer(f.bus_width_bits), "memory bus width (bits)"},
-        {"l2_bytes", integer(get(cudaDevAttrL2CacheSize)), "L2 cache"},
-        {"smem_per_block_bytes", integer(get(cudaDevAttrMaxSharedMemoryPerBlock)), "shared memory / block"},
-        {"smem_per_block_optin_bytes", integer(f.smem_per_block_optin), "  with opt-in"},
-        {"smem_per_sm_bytes", integer(get(cudaDevAttrMaxSharedMemoryPerMultiprocessor)),
-         "shared memory / SM"},
-        {"smem_reserved_per_block_bytes", integer(get(cudaDevAttrReservedSharedMemoryPerBlock)),
-         "  reserved / block"},
-        {"regs_per_block", integer(get(cudaDevAttrMaxRegistersPerBlock)), "registers / block (32 bit)"},
-        {"regs_per_sm", integer(get(cudaDevAttrMaxRegistersPerMultiprocessor)), "registers / SM"},
-        {"warp_size", integer(get(cudaDevAttrWarpSize)), "warp size"},
-        {"max_threads_per_block", integer(get(cudaDevAttrMaxThreadsPerBlock)), "threads / block"},
-        {"max_threads_per_sm", integer(f.max_threads_per_sm), "threads / SM"},
-        {"max_blocks_per_sm", integer(get(cudaDevAttrMaxBlocksPerMultiprocessor)), "blocks / SM"},
-        {"max_block_dim", dims(cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY, cudaDevAttrMaxBlockDimZ),
-         "block dims"},
-        {"max_grid_dim", dims(cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY, cudaDevAttrMaxGridDimZ),
-         "grid dims"},
-        {"kernel_timeout", boolean(timeout), "kernel time limit",
-         timeout ? "YES: a display watchdog ends long kernels: keep launches short (see the README)"
-                 : "none"},
-        {"integrated", boolean(get(cudaDevAttrIntegrated) != 0), "integrated (shares CPU memory)"},
-        {"ecc", boolean(get(cudaDevAttrEccEnabled) != 0), "ECC"},
-    };
+        {"pci_bus_id", text_or_null(bus_id)}, {"sms", integer(f.sms)},
+        {"fp32_lanes_per_sm", integer(f.fp32_lanes_per_sm)}, {"sm_clock_ghz", number(f.clock_ghz), "maximum"},
+        {"memory_bytes", integer(f.global_mem_bytes)}, {"memory_free_bytes", integer(free_bytes)},
+        {"mem_clock_ghz", number(f.mem_clock_ghz), "2 transfers a clock"},
+        {"bus_width_bits", integer(f.bus_width_bits)},
+        {"l2_bytes", integer(p.l2CacheSize)}, {"smem_per_block_bytes", integer(p.sharedMemPerBlock)},
+        {"smem_per_block_optin_bytes", integer(f.smem_per_block_optin)},
+        {"smem_per_sm_bytes", integer(p.sharedMemPerMultiprocessor)},
+        {"smem_reserved_per_block_bytes", integer(p.reservedSharedMemPerBlock)},
+        {"regs_per_block", integer(p.regsPerBlock)}, {"regs_per_sm", integer(p.regsPerMultiprocessor)},
+        {"warp_size", integer(p.warpSize)}, {"max_threads_per_block", integer(p.maxThreadsPerBlock)},
+        {"max_threads_per_sm", integer(f.max_threads_per_sm)},
+        {"max_blocks_per_sm", integer(p.maxBlocksPerMultiProcessor)},
+        {"max_block_dim", dims(p.maxThreadsDim)}, {"max_grid_dim", dims(p.maxGridSize)},
+        {"kernel_timeout", boolean(timeout != 0), watchdog}, {"integrated", boolean(p.integrated != 0)},
+        {"ecc", boolean(p.ECCEnabled != 0)}};
     if (!g.query_error.empty()) return g;
     try {  // a test launch: "missing" when this binary holds no code for the GPU
         wb::probe_kernel_image();
@@ -189,20 +153,6 @@ Gpu query_gpu(int dev) {
         g.kernel_image = missing ? "missing" : e.what();
     }
     return g;
-}
-
-void print_gpu(const Gpu& g, const std::vector<int>& built) {
-    const wb::DeviceFacts& f = g.facts;
-    section(strf("GPU %d: %s", f.id, f.name.empty() ? "(unknown)" : f.name.c_str()));
-    if (!g.query_error.empty()) return field("error", g.query_error);
-    field("compute capability", f.cc() + " (" + g.sm() + ")");
-    const std::string expected = code_for(built, f.cc_number()).text;
-    field("code in this binary",
-          g.kernel_image == "ok" ? "yes: a test kernel ran (" + expected + ")"
-          : g.kernel_image == "missing"
-              ? "NO (" + expected + "). Fix: " + wb::rebuild_hint(f.cc_major, f.cc_minor)
-              : "a test kernel failed: " + g.kernel_image);
-    print(g.limits);
 }
 
 // GPU 0's two ceilings (kernels.cuh), then a small SGEMM through cuBLAS checked by the harness exactly
@@ -218,8 +168,8 @@ void measure(Gpu& g, const Settings& s) {
             int l2 = 0;
             WB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
             WB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, g.facts.id));
-            g.copy = measure_copy(choose_copy_buffer_bytes(s.quick, free_bytes, size_t(l2)), s.opt.warmup,
-                                  s.opt.reps, stream);
+            const size_t bytes = choose_copy_buffer_bytes(s.quick, free_bytes, size_t(l2));
+            g.copy = measure_copy(bytes, s.opt.warmup, s.opt.reps, stream);
         }
     } catch (const wb::CudaError& e) {
         g.measure_error = e.what();
@@ -240,32 +190,29 @@ int run(const Settings& s) {
     Report r = host_facts(s);
     std::printf("%s: is this machine ready for the CUDA Matmul Workbook?%s\n", kProg,
                 s.quick ? " (--quick: small measurements)" : "");
-    section("CUDA versions");
-    print(version_lines(r.driver_version, r.runtime_version));
+    std::vector<Line> cuda = version_lines(r.driver_version, r.runtime_version);
     std::string archs;
     for (int a : r.built_for) archs += strf(archs.empty() ? "sm_%d" : " sm_%d", a);
-    field("this binary built for",
-          (archs.empty() ? "(unknown)" : archs) + " (PTX for the last; make ARCH=sm_XY changes it)");
-    if (r.wsl) field("system", "WSL2 (the GPU belongs to the Windows driver)");
-
+    cuda.push_back(
+        {"built_for", archs.empty() ? "-" : archs, "PTX for the last; make ARCH=sm_XY changes it"});
+    print("cuda", cuda);
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
         r.device_error = err != cudaSuccess ? error_text(err) : "the driver reports no CUDA device";
         cudaGetLastError();
         const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-        section("GPUs");
-        field("usable CUDA GPUs", "none (" + r.device_error + ")");
-        field("what to do",
-              r.driver_version == 0 || err == cudaErrorInsufficientDriver
-                  ? "install or update the NVIDIA driver, then check that 'nvidia-smi' lists your GPU"
-                  : std::string("check that 'nvidia-smi' lists a GPU") +
-                        (visible ? std::string("; CUDA_VISIBLE_DEVICES='") + visible + "' may hide it" : "") +
-                        "; in a container, start it with the GPU passed in (docker run --gpus all)");
+        const std::string hint =
+            r.driver_version == 0 || err == cudaErrorInsufficientDriver
+                ? "install or update the NVIDIA driver, then check that 'nvidia-smi' lists your GPU"
+                : std::string("check that 'nvidia-smi' lists a GPU") +
+                      (visible ? std::string("; CUDA_VISIBLE_DEVICES='") + visible + "' may hide it" : "") +
+                      "; in a container, start it with the GPU passed in (docker run --gpus all)";
+        print("gpus", {{"gpu_count", "0"}, {"gpu_error", r.device_error}, {"what to do", hint}});
     }
     for (int dev = 0; err == cudaSuccess && dev < count; ++dev) {
         r.gpus.push_back(query_gpu(dev));
-        print_gpu(r.gpus.back(), r.built_for);
+        print(strf("gpus[%d]", dev), gpu_lines(r.gpus.back(), r.built_for));
     }
     // The chapters run on device 0 (CUDA_VISIBLE_DEVICES picks which GPU that is): measure it.
     if (!r.gpus.empty() && r.gpus[0].query_error.empty()) {
@@ -274,23 +221,21 @@ int run(const Settings& s) {
             std::printf("\nmeasuring GPU 0 (%s)...\n", s.quick ? "quick" : "a few seconds");
         std::fflush(stdout);
         measure(g, s);
-        if (g.measure_ran) {
-            section("Ceilings of GPU 0: theory from the numbers above, measured here");
-            print(ceiling_lines(g, r));
-        }
-        section("cuBLAS smoke test on GPU 0");
-        field("SGEMM " + wb::to_string(kSmokeShape),
-              g.cublas->pass ? strf("PASS, rel. error %.1e (%s)", g.cublas->rel_err, g.cublas->what.c_str())
-                             : "FAIL: " + g.cublas->what);
+        if (g.measure_ran)
+            print("gpus[0].measured: the ceilings, against the peaks above", ceiling_lines(g, r));
+        print("gpus[0].cublas_smoke", smoke_lines(g));
     }
-    section("Tools");
-    for (const Tool& t : r.tools) field(t.name, describe(t));
-    field("GPU performance counters",
-          r.profiling_admin_only == 1   ? "root only (RmProfilingAdminOnly=1): see the README"
-          : r.profiling_admin_only == 0 ? "open to every user"
-                                        : "unknown (no /proc/driver/nvidia/params)");
+    std::vector<Line> env;
+    for (const Tool& t : r.tools) env.push_back({t.name, describe(t)});
+    const int admin = r.profiling_admin_only;
+    env.push_back({"profiling_admin_only", admin == 1
+                                               ? "true: only root may read the GPU counters (README.md)"
+                                           : admin == 0 ? "false: the GPU counters are open to every user"
+                                                        : "- (no /proc/driver/nvidia/params)"});
+    env.push_back({"wsl", json::boolean(r.wsl)});
+    print("tools", env);
     const Verdict v = judge(r);
-    section("Verdict");
+    std::printf("\n== verdict\n");
     for (const std::string& line : v.first_lines()) std::printf("  %s\n", line.c_str());
     for (const std::string& p : v.problems) std::printf("  - %s\n", p.c_str());
     for (const std::string& n : v.notes) std::printf("  note: %s\n", n.c_str());
@@ -301,8 +246,7 @@ int run(const Settings& s) {
         std::printf("\nwrote %s\n", s.json.c_str());
     }
     std::fflush(stdout);
-    // The one stderr line that a script or a student sees first.
-    if (!v.ready()) std::fprintf(stderr, "%s: error: %s\n", kProg, v.problems[0].c_str());
+    if (!v.ready()) std::fprintf(stderr, "%s: error: %s\n", kProg, v.problems[0].c_str());  // the one line
     return v.status;
 }
 

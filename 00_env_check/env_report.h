@@ -1,6 +1,6 @@
 // env_report.h - chapter 00's report, with no CUDA call in it: what the program found (Report), the
-// rules that judge it (driver against runtime, code for this GPU, the verdict) and the JSON.
-// 00_env_check.cu asks the driver and fills a Report; the tests run all of this without a GPU.
+// rules that judge it (driver against runtime, code for this GPU, the verdict) and the JSON, whose
+// keys and values the screen shows too. The tests run all of this without a GPU.
 #pragma once
 
 #include <unistd.h>
@@ -9,7 +9,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdarg>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,37 +25,29 @@ inline std::string strf(const char* fmt, ...) {  // printf into a std::string of
     va_list args, again;
     va_start(args, fmt);
     va_copy(again, args);
-    std::string text(std::max(0, std::vsnprintf(nullptr, 0, fmt, args)), '\0');  // first pass: the length
+    std::string text(std::max(0, std::vsnprintf(nullptr, 0, fmt, args)), '\0');
     std::vsnprintf(&text[0], text.size() + 1, fmt, again);
     va_end(args);
     va_end(again);
     return text;
 }
 
-// "Not measured" is NaN: printed as "-", written as null. Arithmetic keeps it NaN.
+// "Not measured" is NaN: written as null, shown as "-". Arithmetic keeps it NaN.
 constexpr double kNotMeasured = NAN;
 inline bool measured(double v) { return std::isfinite(v); }
 inline double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : kNotMeasured; }
-
-// Sizes the way a student reads them: 48 KiB, 50.0 MiB, 139.80 GiB (powers of 1024).
-inline std::string bytes_text(double b) {
+inline std::string bytes_text(double b) {  // powers of 1024: 48 KiB, 50.0 MiB, 139.80 GiB
     if (b >= 1 << 30) return strf("%.2f GiB", b / (1 << 30));
     if (b >= 1 << 20) return strf("%.1f MiB", b / (1 << 20));
     return b >= 1024 ? strf("%.0f KiB", b / 1024) : strf("%.0f B", b);
 }
-// A rate as the chapters' tables print it, from 1000 on also in the 1000 times larger unit.
-inline std::string rate_text(double v, const char* unit, const char* big) {
-    return !measured(v) ? "-"
-           : v < 1000   ? strf("%.1f %s", v, unit)
-                        : strf("%.0f %s (%.2f %s)", v, unit, v / 1000, big);
-}
 
 // ---- the JSON writer, and the screen ------------------------------------------------------------
-// A Line is read once and shown twice: written to the JSON as "key": value where it has a key, and
-// printed as "label : text" where it has a label. Without a text it shows its value in the unit
-// that its key names (..._bytes, ..._ghz, ..._gflops, ..._gbs, ..._pct_..., ..._ms_...).
+
+// One value, read once and shown twice: "key": value in the JSON, "key  value (note)" on the screen.
+// The key names the unit: ..._bytes, ..._ghz, ..._gflops (10^9 FLOP/s), ..._gbs (10^9 B/s), ..._ms_...
 struct Line {
-    std::string key, value, label = {}, text = {};
+    std::string key, value, note = {};  // note: the screen only
 };
 namespace json {  // each function returns one value as JSON text
 inline std::string null() { return "null"; }
@@ -66,12 +57,11 @@ inline std::string number(double v) { return measured(v) ? strf("%.7g", v) : nul
 inline std::string text(const std::string& s) {  // escaped; UTF-8 passes unchanged
     std::string out = "\"";
     for (const unsigned char c : s)
-        out += c == '"'    ? "\\\""
-               : c == '\\' ? "\\\\"
-               : c == '\n' ? "\\n"
-               : c == '\t' ? "\\t"
-               : c < 0x20  ? strf("\\u%04x", c)
-                           : std::string(1, char(c));
+        out += c == '"' || c == '\\' ? std::string{'\\', char(c)}
+               : c == '\n'           ? "\\n"
+               : c == '\t'           ? "\\t"
+               : c < 0x20            ? strf("\\u%04x", c)
+                                     : std::string(1, char(c));
     return out + "\"";
 }
 inline std::string text_or_null(const std::string& s) { return s.empty() ? null() : text(s); }
@@ -93,27 +83,19 @@ inline std::string texts(const std::vector<std::string>& items) {  // an array o
     for (const std::string& s : items) quoted.push_back(text(s));
     return array(quoted);
 }
-inline std::string object(const std::vector<Line>& lines) {  // the lines that have a key
+inline std::string object(const std::vector<Line>& lines) {
     std::vector<std::string> members;
-    for (const Line& l : lines)
-        if (!l.key.empty()) members.push_back(text(l.key) + ": " + l.value);
+    for (const Line& l : lines) members.push_back(text(l.key) + ": " + l.value);
     return container('{', members, '}');
 }
 }  // namespace json
 
+// The screen's value: the JSON's, strings without quotes, null as "-", sizes also in KiB, MiB or GiB.
 inline std::string shown(const Line& l) {
-    if (!l.text.empty() || l.value.empty()) return l.text;
-    if (l.value == "null") return "-";
-    if (l.value == "true" || l.value == "false") return l.value == "true" ? "yes" : "no";
-    const double v = std::strtod(l.value.c_str(), nullptr);
-    auto has = [&](const char* unit) { return l.key.find(unit) != std::string::npos; };
-    return has("_bytes")    ? bytes_text(v)
-           : has("_ghz")    ? strf("%.3f GHz", v)
-           : has("_gflops") ? rate_text(v, "GFLOP/s", "TFLOP/s")
-           : has("_gbs")    ? rate_text(v, "GB/s", "TB/s")
-           : has("_pct_")   ? strf("%.1f%%", v)
-           : has("_ms_")    ? strf("%.3f ms", v)
-                            : l.value;
+    std::string v = l.value == "null" ? "-" : l.value;
+    if (v.size() > 1 && v.front() == '"') v = v.substr(1, v.size() - 2);
+    if (l.key.find("_bytes") != std::string::npos && v != "-") v += " (" + bytes_text(std::stod(v)) + ")";
+    return l.note.empty() ? v : v + " (" + l.note + ")";
 }
 
 // ---- what the program found ---------------------------------------------------------------------
@@ -126,18 +108,15 @@ struct Gpu {
     std::vector<Line> limits;  // the other limits the chapters design their kernels around
     std::string query_error;   // why the driver could not describe this GPU
     std::string kernel_image;  // "ok", "missing" (no code for it in this binary) or the launch's error
-    // GPU 0 only, the one the chapters run on:
-    bool measure_ran = false;
-    std::string measure_error;  // the CUDA error that stopped the measurements
+    bool measure_ran = false;  // this and the rest: GPU 0 only, the one the chapters run on
+    std::string measure_error;
     std::optional<FmaMeasurement> fma;
     std::optional<CopyMeasurement> copy;
     std::optional<wb::CheckResult> cublas;  // `what`: what was compared, or why it failed
     std::string sm() const { return strf("sm_%d", facts.cc_number()); }
 };
 
-// A tool that the Makefile targets run, where common/config.mk (the one place that looks for tools)
-// found it when it built this program.
-struct Tool {
+struct Tool {  // a tool the Makefile targets run, where common/config.mk found it at build time
     std::string name, path;  // path: "" when make found none, or it is gone since
     bool on_path = false;    // its folder is on $PATH, so a shell finds it by its name
     std::string missing;     // config.mk's line that says how to install it
@@ -145,23 +124,22 @@ struct Tool {
 
 struct Report {
     std::string git, timestamp;
-    bool quick = false;
+    bool quick = false, wsl = false;
     int warmup = 0, reps = 0;
-    int driver_version = 0;      // the newest CUDA the driver supports; 0: no driver found
-    int runtime_version = 0;     // the CUDA runtime this program was built with
-    std::vector<int> built_for;  // compute capabilities compiled in, e.g. {75, 80, 90}
-    std::string device_error;    // why no GPU can be used ("" when there is one)
+    int driver_version = 0;         // the newest CUDA the driver supports; 0: no driver found
+    int runtime_version = 0;        // the CUDA runtime this program was built with
+    std::vector<int> built_for;     // compute capabilities compiled in, e.g. {75, 80, 90}
+    std::string device_error;       // why no GPU can be used ("" when there is one)
     std::vector<Gpu> gpus;
     std::vector<Tool> tools;
     int profiling_admin_only = -1;  // RmProfilingAdminOnly: 1, 0, or -1 unknown
-    bool wsl = false;
 };
 
 // ---- the rules ----------------------------------------------------------------------------------
 
 // Can a program built with CUDA runtime `runtime` run on a driver that supports up to `driver`?
-// A driver older in the minor number only still runs it ("minor version compatibility"), but PTX
-// from the newer toolkit cannot be JIT-compiled; older in the major number, nothing runs.
+// Older in the minor number only still runs ("minor version compatibility", but no PTX JIT);
+// older in the major number, nothing runs.
 struct VersionMatch {
     bool runs;
     std::string text;
@@ -170,43 +148,37 @@ inline std::string version_text(int v) { return v > 0 ? wb::cuda_version_string(
 inline VersionMatch match_versions(int driver, int runtime) {
     const std::string d = version_text(driver), r = version_text(runtime);
     if (driver <= 0)
-        return {false,
-                "NO: no NVIDIA driver was found (libcuda.so could not be loaded). Install the NVIDIA "
-                "driver; on WSL2 install it on the Windows side only."};
+        return {false, "NO: no NVIDIA driver was found (libcuda.so could not be loaded). Install the NVIDIA "
+                       "driver; on WSL2 install it on the Windows side only."};
     if (driver >= runtime) return {true, "yes (the driver supports CUDA " + d + " >= runtime " + r + ")"};
     if (driver / 1000 == runtime / 1000)
-        return {true,
-                "mostly: the runtime (" + r + ") is newer than the driver (" + d + "); it runs by " +
-                    "minor-version compatibility, but PTX cannot be JIT-compiled. Update the NVIDIA driver."};
+        return {true, "mostly: the runtime (" + r + ") is newer than the driver (" + d + "); it runs by " +
+                          "minor-version compatibility, but PTX cannot be JIT-compiled. Update the driver."};
     return {false, "NO: the driver supports only CUDA " + d + " but this program was built with CUDA " + r +
                        ". Update the NVIDIA driver (or build with an older toolkit)."};
 }
 
-// Which compiled-in code runs on a GPU of compute capability `cc` (86 for 8.6)? The workbook builds
-// SASS for every architecture in `built` and PTX for the newest. kind: "native" (SASS for this GPU),
-// "compatible" (SASS of an older minor of the same major: 8.0 code runs on 8.6), "ptx_jit" (the
-// driver compiles the PTX at the first start: slow, not tuned) or "none" (every launch fails).
+// Which compiled-in code runs on a GPU of compute capability `cc` (86 for 8.6)? kind: "native",
+// "compatible" (SASS of an older minor of the same major), "ptx_jit" (the driver compiles the PTX of
+// the newest architecture at the first start) or "none" (every launch fails).
 struct CodeMatch {
     std::string kind, text;
 };
 inline CodeMatch code_for(const std::vector<int>& built, int cc) {
-    const std::string here = strf("sm_%d", cc);
+    const std::string here = strf("sm_%d", cc), better = "; build with ARCH=" + here + "";
     int older = 0, newest = 0;
     for (int a : built) {
         if (a == cc) return {"native", "native code (SASS) for " + here};
         if (a / 10 == cc / 10 && a < cc) older = std::max(older, a);
         newest = std::max(newest, a);
     }
-    const std::string better = "; build with ARCH=" + here + " for code made for this GPU";
     if (older > 0) return {"compatible", strf("SASS for sm_%d, which runs on ", older) + here + better};
     if (newest > 0 && cc > newest)
-        return {"ptx_jit",
-                strf("only PTX for compute_%d, compiled by the driver at the first start", newest) + better};
+        return {"ptx_jit", strf("only PTX for compute_%d, JIT-compiled at the first start", newest) + better};
     return {"none", "none: no compiled-in architecture runs on " + here};
 }
 
-// The tool make found at `path` ("" for none) as it stands now: still there, and its folder on the
-// PATH? Nothing is searched for here.
+// The tool make found at `path` ("" for none) as it stands now: still there, its folder on the PATH?
 inline Tool tool_now(const std::string& name, std::string path, const std::string& path_list,
                      const std::string& missing) {
     if (::access(path.c_str(), X_OK) != 0) path.clear();  // none, or removed since the build
@@ -216,20 +188,18 @@ inline Tool tool_now(const std::string& name, std::string path, const std::strin
     return {name, path, on_path, missing};
 }
 inline std::string describe(const Tool& t) {  // what to tell the student
-    if (t.path.empty()) return t.missing;
-    if (t.on_path) return t.path;
-    return "not on PATH, but found at " + t.path + ": export PATH=" + t.path.substr(0, t.path.rfind('/')) +
-           ":$PATH";
+    if (t.path.empty() || t.on_path) return t.path.empty() ? t.missing : t.path;
+    const std::string folder = t.path.substr(0, t.path.rfind('/'));
+    return "not on PATH, but found at " + t.path + ": export PATH=" + folder + ":$PATH";
 }
 
 // RmProfilingAdminOnly in /proc/driver/nvidia/params: 1 means only root may read the performance
-// counters, so ncu fails for everyone else with ERR_NVGPUCTRPERM. -1: not there.
+// counters (ncu then fails with ERR_NVGPUCTRPERM). -1: not there.
 inline int profiling_admin_only(const std::string& params) {
     const size_t at = params.find("RmProfilingAdminOnly:");
     const size_t digit = at == std::string::npos ? at : params.find_first_not_of(' ', at + 21);
-    return digit == std::string::npos || !std::isdigit(static_cast<unsigned char>(params[digit]))
-               ? -1
-               : params[digit] != '0';
+    if (digit == std::string::npos || !std::isdigit(static_cast<unsigned char>(params[digit]))) return -1;
+    return params[digit] != '0';
 }
 inline bool is_wsl(std::string proc_version) {  // "...microsoft-standard-WSL2..." in /proc/version
     for (char& c : proc_version) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -237,8 +207,8 @@ inline bool is_wsl(std::string proc_version) {  // "...microsoft-standard-WSL2..
            proc_version.find("wsl") != std::string::npos;
 }
 
-// 00 parses the shared command line (--warmup, --reps and --seed mean what they mean in every
-// chapter) but measures fixed problems: a GEMM option would be ignored in silence, so it is refused.
+// --warmup, --reps and --seed mean what they mean in every chapter; a GEMM option would be ignored
+// in silence here, where the problems are fixed, so it is refused.
 inline bool check_env_options(const wb::Options& opt, std::string& error) {
     const wb::Options d;
     const char* refused = !opt.shapes.empty()                          ? "--m/--n/--k/--size/--sizes"
@@ -265,76 +235,44 @@ inline double fma_gflops(const Gpu& g) { return g.fma ? g.fma->gflops : kNotMeas
 inline double min_clock_for_gflops(const wb::DeviceFacts& f, double gflops) {
     return gflops / (2.0 * f.sms * f.fp32_lanes_per_sm);
 }
-
-// The SM clock during the FMA run (kernels.cuh). The in-kernel reading rests on the GPU's global
-// timer, which some virtual machines run at another rate (seen on the workbook's H200: 1.69 GHz
-// "measured" while the FMA rate needed at least 1.93): a reading below what the rate needs is wrong.
+// The in-kernel clock rests on the global timer, which some virtual machines run at another rate:
+// a reading below what the measured FMA rate needs is wrong, and not reported.
 inline double sm_clock_under_load(const Gpu& g) {
     const double ghz = g.fma ? g.fma->sm_clock_ghz : 0;
     return ghz > 0 && ghz >= 0.98 * min_clock_for_gflops(g.facts, g.fma->gflops) ? ghz : kNotMeasured;
 }
 
-// The "Ceilings" section: theory from the GPU's numbers (printed only: the JSON has them with the
-// GPU), then what kernels.cuh measured (the JSON's "measured").
+// What kernels.cuh measured on GPU 0, the JSON's "measured" (the theory is in the GPU's lines).
+// The NaN factors turn what did not run into null.
 inline std::vector<Line> ceiling_lines(const Gpu& g, const Report& r) {
     using namespace json;
-    const wb::DeviceFacts& f = g.facts;
     const FmaMeasurement fma = g.fma.value_or(FmaMeasurement{});
     const CopyMeasurement copy = g.copy.value_or(CopyMeasurement{});
-    const double ran_fma = g.fma ? 1 : kNotMeasured, ran_copy = g.copy ? 1 : kNotMeasured;  // NaN: null
-    const double peak = f.peak_fp32_gflops, bw_peak = f.peak_bandwidth_gbs, bw = best_bandwidth_gbs(g);
-    const double fma_gf = fma_gflops(g), clock = sm_clock_under_load(g), ridge = fma_gf / bw;
+    const double ran_fma = g.fma ? 1 : kNotMeasured, ran_copy = g.copy ? 1 : kNotMeasured;
+    const double peak = g.facts.peak_fp32_gflops, bw_peak = g.facts.peak_bandwidth_gbs;
+    const double bw = best_bandwidth_gbs(g), fma_gf = fma_gflops(g), clock = sm_clock_under_load(g);
     const double copy_gbs = copy.kernel_gbs * ran_copy, memcpy_gbs = copy.memcpy_gbs * ran_copy;
-    return {
-        {"", "", "FP32 peak (theory)",
-         rate_text(peak, "GFLOP/s", "TFLOP/s") +
-             strf(" = %d SMs x %d lanes x 2 FLOP x %.3f GHz", f.sms, f.fp32_lanes_per_sm, f.clock_ghz)},
-        {"error", text_or_null(g.measure_error), g.measure_error.empty() ? "" : "ERROR", g.measure_error},
-        {"warmup", integer(r.warmup)},
-        {"reps", integer(r.reps)},
-        {"fma_gflops", number(fma_gf), "FP32 FMA (measured)"},
-        {"fma_pct_peak", number(percent(fma_gf, peak)), "  % of theory"},
-        {"fma_ms_median", number(fma.timing.ms_median * ran_fma), "  time per launch (median)"},
-        {"fma_ms_min", number(fma.timing.ms_min * ran_fma)},
-        {"fma_flops", integer(std::llround(fma.flops))},
-        {"fma_threads", integer(fma.threads), g.fma ? "  threads" : "",
-         strf("%lld (%d waves), %d chains x %d FMA each", fma.threads, fma.waves, kFmaChains, kFmaIters)},
-        {"sm_clock_ghz_under_load", number(clock), "SM clock during FMA run",
-         measured(clock) || !measured(fma_gf) ? ""
-                                              : strf("not measurable here (the global timer disagrees with "
-                                                     "the FMA rate, which needs at least %.3f GHz)",
-                                                     min_clock_for_gflops(f, fma_gf))},
-        {"fma_pct_peak_at_measured_clock", number(percent(fma_gf, peak * clock / f.clock_ghz)),
-         "  % of peak at that clock"},
-        {"", "", "DRAM bandwidth (theory)",
-         rate_text(bw_peak, "GB/s", "TB/s") +
-             strf(" = %d bits / 8 x 2 x %.3f GHz", f.bus_width_bits, f.mem_clock_ghz)},
-        {"copy_kernel_gbs", number(copy_gbs), "copy kernel (measured)"},
-        {"copy_kernel_pct_peak", number(percent(copy_gbs, bw_peak)), "  % of theory"},
-        {"copy_kernel_ms_median", number(copy.kernel.ms_median * ran_copy), "  time per copy (median)"},
-        {"copy_kernel_ms_min", number(copy.kernel.ms_min * ran_copy)},
-        {"memcpy_gbs", number(memcpy_gbs), "cudaMemcpy D2D (measured)"},
-        {"memcpy_pct_peak", number(percent(memcpy_gbs, bw_peak)), "  % of theory"},
-        {"memcpy_ms_median", number(copy.memcpy.ms_median * ran_copy)},
-        {"memcpy_ms_min", number(copy.memcpy.ms_min * ran_copy)},
-        {"copy_bytes", integer(std::llround(copy.bytes_moved)), g.copy ? "  bytes per copy" : "",
-         bytes_text(copy.bytes_moved) + " (2 buffers of " + bytes_text(double(copy.buffer_bytes)) +
-             ": each byte read once and written once)"},
-        {"bandwidth_gbs", number(bw)},
-        {"bandwidth_pct_peak", number(percent(bw, bw_peak))},
-        {"ridge_flop_per_byte", number(ridge), bw_peak > 0 ? "ridge point" : "",
-         strf("%.1f FLOP/byte in theory", peak / bw_peak) +
-             (measured(ridge) ? strf(", %.1f measured", ridge) : "") +
-             ": kernels doing fewer FLOP per DRAM byte are memory bound"},
-        {"", "", f.peak_fp16_tc_gflops > 0 ? "tensor cores (theory)" : "",
-         "FP16 " + rate_text(f.peak_fp16_tc_gflops, "GFLOP/s", "TFLOP/s") + ", TF32 " +
-             rate_text(f.peak_tf32_tc_gflops > 0 ? f.peak_tf32_tc_gflops : kNotMeasured, "GFLOP/s",
-                       "TFLOP/s") +
-             " dense (chapters 06 and 07)"},
-        {"", "", "runs",
-         strf("%d warm-up + %d timed, each timed with CUDA events; median shown%s", r.warmup, r.reps,
-              r.reps < 10 ? " (fewer than 10 timed runs: rough numbers)" : "")},
-    };
+    const std::string no_clock = measured(clock) || !measured(fma_gf) ? "" : strf(
+        "not measurable here: the global timer disagrees with the FMA rate, which needs at least %.3f GHz",
+        min_clock_for_gflops(g.facts, fma_gf));
+    return {{"error", text_or_null(g.measure_error)}, {"warmup", integer(r.warmup)},
+            {"reps", integer(r.reps), r.reps < 10 ? "fewer than 10 timed runs: rough numbers" : ""},
+            {"fma_gflops", number(fma_gf)}, {"fma_pct_peak", number(percent(fma_gf, peak))},
+            {"fma_ms_median", number(fma.timing.ms_median * ran_fma)},
+            {"fma_ms_min", number(fma.timing.ms_min * ran_fma)},
+            {"fma_flops", integer(std::llround(fma.flops))}, {"fma_threads", integer(fma.threads)},
+            {"sm_clock_ghz_under_load", number(clock), no_clock},
+            {"fma_pct_peak_at_measured_clock", number(percent(fma_gf, peak * clock / g.facts.clock_ghz))},
+            {"copy_kernel_gbs", number(copy_gbs)},
+            {"copy_kernel_pct_peak", number(percent(copy_gbs, bw_peak))},
+            {"copy_kernel_ms_median", number(copy.kernel.ms_median * ran_copy)},
+            {"copy_kernel_ms_min", number(copy.kernel.ms_min * ran_copy)},
+            {"memcpy_gbs", number(memcpy_gbs)}, {"memcpy_pct_peak", number(percent(memcpy_gbs, bw_peak))},
+            {"memcpy_ms_median", number(copy.memcpy.ms_median * ran_copy)},
+            {"memcpy_ms_min", number(copy.memcpy.ms_min * ran_copy)},
+            {"copy_bytes", integer(std::llround(copy.bytes_moved)), "each byte read once, written once"},
+            {"bandwidth_gbs", number(bw)}, {"bandwidth_pct_peak", number(percent(bw, bw_peak))},
+            {"ridge_flop_per_byte", number(fma_gf / bw), "fewer FLOP per DRAM byte: memory bound"}};
 }
 
 // ---- the verdict --------------------------------------------------------------------------------
@@ -356,8 +294,8 @@ struct Verdict {
     }
 };
 
-// Below these percentages of theory a measurement suggests something is wrong with the machine
-// (another process on the GPU, clocks locked low, a power cap), not with the program.
+// Below these percentages of theory something is wrong with the machine (another process on the
+// GPU, clocks locked low, a power cap), not with the program.
 constexpr double kLowFmaPercent = 70.0, kLowBandwidthPercent = 60.0;
 
 inline Verdict judge(const Report& r) {
@@ -389,16 +327,15 @@ inline Verdict judge(const Report& r) {
             v.problem(wb::kExitNoDevice, who + ": measuring failed: " + g.measure_error);
         if (g.cublas && !g.cublas->pass)
             v.problem(wb::kExitVerifyFailed, who + ": the cuBLAS smoke test FAILED: " + g.cublas->what);
-        const double fma_pct = percent(fma_gflops(g), f.peak_fp32_gflops);
+        const double fma_pct = percent(fma_gflops(g), f.peak_fp32_gflops);  // NaN: not measured, no note
         const double bw_pct = percent(best_bandwidth_gbs(g), f.peak_bandwidth_gbs);
-        if (fma_pct < kLowFmaPercent)  // false for NaN: not measured
-            v.notes.push_back(
-                strf("FP32 FMA reached only %.0f%% of theory: is another program using the GPU, "
-                     "or are its clocks or power capped? (nvidia-smi -q -d CLOCK,PERFORMANCE)",
-                     fma_pct));
+        if (fma_pct < kLowFmaPercent)
+            v.notes.push_back(strf("FP32 FMA reached only %.0f%% of theory: is another program using the "
+                                   "GPU, or are its clocks or power capped? (nvidia-smi -q -d "
+                                   "CLOCK,PERFORMANCE)", fma_pct));
         if (bw_pct < kLowBandwidthPercent)
-            v.notes.push_back(strf(
-                "memory bandwidth reached only %.0f%% of theory: is another program using the GPU?", bw_pct));
+            v.notes.push_back(strf("memory bandwidth reached only %.0f%% of theory: is another program "
+                                   "using the GPU?", bw_pct));
     }
     for (const Tool& t : r.tools)
         if (!t.on_path) v.notes.push_back(t.path.empty() ? t.missing : t.name + ": " + describe(t));
@@ -407,50 +344,52 @@ inline Verdict judge(const Report& r) {
 
 // ---- the JSON file ------------------------------------------------------------------------------
 
-// "CUDA versions": the first section printed, and the JSON's "cuda" object.
-inline std::vector<Line> version_lines(int driver, int runtime) {
+inline std::vector<Line> version_lines(int driver, int runtime) {  // the JSON's "cuda"
     using namespace json;
     const VersionMatch m = match_versions(driver, runtime);
-    return {{"driver_version", integer(driver), "driver supports up to",
-             driver > 0 ? strf("CUDA %s (cudaDriverGetVersion: %d)", version_text(driver).c_str(), driver)
-                        : "no NVIDIA driver found (cudaDriverGetVersion: 0)"},
-            {"driver", text(version_text(driver))},
-            {"runtime_version", integer(runtime), "runtime (built with)",
-             strf("CUDA %s (cudaRuntimeGetVersion: %d)", version_text(runtime).c_str(), runtime)},
-            {"runtime", text(version_text(runtime))},
-            {"compatible", boolean(m.runs), "compatible", m.text},
-            {"note", text(m.text)}};
+    return {{"driver_version", integer(driver)}, {"driver", text(version_text(driver))},
+            {"runtime_version", integer(runtime)}, {"runtime", text(version_text(runtime))},
+            {"compatible", boolean(m.runs)}, {"note", text(m.text)}};
+}
+
+// A GPU's lines up to its measurements.
+inline std::vector<Line> gpu_lines(const Gpu& g, const std::vector<int>& built) {
+    using namespace json;
+    const wb::DeviceFacts& f = g.facts;
+    auto known = [](double peak) { return number(peak > 0 ? peak : kNotMeasured); };  // 0: unknown
+    std::vector<Line> lines = {{"id", integer(f.id)}, {"name", text(f.name)}, {"cc", text(f.cc())},
+                               {"sm", text(g.sm())}, {"query_error", text_or_null(g.query_error)}};
+    lines.insert(lines.end(), g.limits.begin(), g.limits.end());
+    const CodeMatch code = code_for(built, f.cc_number());
+    lines.insert(lines.end(), {{"code", text(code.kind), code.text},
+                               {"kernel_image", text_or_null(g.kernel_image)},
+                               {"rebuild_hint", text(wb::rebuild_hint(f.cc_major, f.cc_minor))},
+                               {"peak_fp32_gflops", number(f.peak_fp32_gflops), "SMs x lanes x 2 x clock"},
+                               {"peak_bandwidth_gbs", number(f.peak_bandwidth_gbs), "bits / 8 x 2 x clock"},
+                               {"peak_fp16_tc_gflops", known(f.peak_fp16_tc_gflops)},
+                               {"peak_tf32_tc_gflops", known(f.peak_tf32_tc_gflops)}});
+    return lines;
+}
+
+inline std::vector<Line> smoke_lines(const Gpu& g) {  // the cuBLAS smoke test (GPU 0)
+    using namespace json;
+    const bool ran = g.cublas.has_value();
+    return {{"shape", text(wb::to_string(kSmokeShape))},
+            {"status", text(ran && g.cublas->pass ? "PASS" : "FAIL")},
+            {"rel_err", number(ran ? g.cublas->rel_err : kNotMeasured)},
+            {"detail", text(ran ? g.cublas->what : "")}};
 }
 
 // The keys are documented in README.md ("The JSON file"); add new keys at the end of their object
 // and never rename one: tools/ and the report read them.
 inline std::string to_json(const Report& r) {
     using namespace json;
-    const Verdict v = judge(r);
     std::vector<std::string> built, gpus;
     for (int a : r.built_for) built.push_back(strf("sm_%d", a));
     for (const Gpu& g : r.gpus) {
-        const wb::DeviceFacts& f = g.facts;
-        std::vector<Line> lines = {{"id", integer(f.id)},
-                                   {"name", text(f.name)},
-                                   {"cc", text(f.cc())},
-                                   {"sm", text(g.sm())},
-                                   {"query_error", text_or_null(g.query_error)}};
-        lines.insert(lines.end(), g.limits.begin(), g.limits.end());
-        auto known = [](double peak) { return number(peak > 0 ? peak : kNotMeasured); };  // 0: unknown
-        const std::vector<Line> smoke = {{"shape", text(wb::to_string(kSmokeShape))},
-                                         {"status", text(g.cublas && g.cublas->pass ? "PASS" : "FAIL")},
-                                         {"rel_err", number(g.cublas ? g.cublas->rel_err : kNotMeasured)},
-                                         {"detail", text(g.cublas ? g.cublas->what : "")}};
-        lines.insert(lines.end(), {{"code", text(code_for(r.built_for, f.cc_number()).kind)},
-                                   {"kernel_image", text_or_null(g.kernel_image)},
-                                   {"rebuild_hint", text(wb::rebuild_hint(f.cc_major, f.cc_minor))},
-                                   {"peak_fp32_gflops", number(f.peak_fp32_gflops)},
-                                   {"peak_bandwidth_gbs", number(f.peak_bandwidth_gbs)},
-                                   {"peak_fp16_tc_gflops", known(f.peak_fp16_tc_gflops)},
-                                   {"peak_tf32_tc_gflops", known(f.peak_tf32_tc_gflops)},
-                                   {"measured", g.measure_ran ? object(ceiling_lines(g, r)) : null()},
-                                   {"cublas_smoke", g.cublas ? object(smoke) : null()}});
+        std::vector<Line> lines = gpu_lines(g, r.built_for);
+        lines.push_back({"measured", g.measure_ran ? object(ceiling_lines(g, r)) : null()});
+        lines.push_back({"cublas_smoke", g.cublas ? object(smoke_lines(g)) : null()});
         gpus.push_back(object(lines));
     }
     std::vector<Line> tools;
@@ -459,22 +398,15 @@ inline std::string to_json(const Report& r) {
         std::replace(key.begin(), key.end(), '-', '_');
         tools.push_back({key, object({{"path", text_or_null(t.path)}, {"on_path", boolean(t.on_path)}})});
     }
+    const Verdict v = judge(r);
     const int admin = r.profiling_admin_only;
-    return object({{"schema", integer(1)},
-                   {"program", text("00_env_check")},
-                   {"git", text(r.git)},
-                   {"timestamp", text(r.timestamp)},
-                   {"quick", boolean(r.quick)},
+    return object({{"schema", integer(1)}, {"program", text("00_env_check")}, {"git", text(r.git)},
+                   {"timestamp", text(r.timestamp)}, {"quick", boolean(r.quick)},
                    {"cuda", object(version_lines(r.driver_version, r.runtime_version))},
-                   {"built_for", texts(built)},
-                   {"gpu_count", integer(static_cast<long long>(r.gpus.size()))},
-                   {"gpu_error", text_or_null(r.device_error)},
-                   {"gpus", array(gpus)},
-                   {"tools", object(tools)},
-                   {"profiling_admin_only", admin < 0 ? null() : boolean(admin == 1)},
-                   {"wsl", boolean(r.wsl)},
-                   {"ready", boolean(v.ready())},
-                   {"problems", texts(v.problems)},
+                   {"built_for", texts(built)}, {"gpu_count", integer((long long)r.gpus.size())},
+                   {"gpu_error", text_or_null(r.device_error)}, {"gpus", array(gpus)},
+                   {"tools", object(tools)}, {"profiling_admin_only", admin < 0 ? null() : boolean(admin)},
+                   {"wsl", boolean(r.wsl)}, {"ready", boolean(v.ready())}, {"problems", texts(v.problems)},
                    {"notes", texts(v.notes)}}) +
            "\n";
 }

@@ -22,6 +22,8 @@
 //   step7_tf32_wmma.cuh        tf32_wmma: the same on FP32 inputs read as TF32 (sm_80+)
 //   step8_tf32_mma_sync.cuh    tf32_mma_sync: TF32 without WMMA, mma.sync m16n8k8 with its
 //                              documented register layout
+//   step9_mma_ldmatrix.cuh     mma_ldmatrix: FP16 without WMMA, mma.sync m16n8k16 on fragments that
+//                              ldmatrix reads from XOR-swizzled tiles, double-buffered registers
 // Not a step: best_06.cuh, the `best` variants, which choose among the steps' kernels per shape.
 // What exists to explore rather than to teach (tuning tables, the precision study, rounding
 // experiments) lives in lab/ (`make tune-06`).
@@ -32,7 +34,7 @@
 // are int: the workbook keeps every matrix below 2^31 elements (options.h).
 #pragma once
 
-#include "step8_tf32_mma_sync.cuh"
+#include "step9_mma_ldmatrix.cuh"
 #include "best_06.cuh"
 
 namespace ch06 {
@@ -64,6 +66,10 @@ inline const wb::HgemmVariant kHgemmVariants[] = {
     {"wmma_128x256_swizzle", launch_wmma_swizzle<Wmma128x256_3stage>,
      "+ 128x256 tiles, 64x64 per warp (4x4 fragments), blocks in bands of 8 tile rows",
      kernel_info<Wmma128x256_3stage>(wmma_swizzle<Wmma128x256_3stage, true>), min_cc_of<Wmma128x256_3stage>()},
+    {"mma_ldmatrix", launch_mma_ldmatrix<Mma128x256_k32_4stage>,
+     "mma.sync m16n8k16 from ldmatrix on XOR-swizzled tiles, 128x256x32, 4 stages, fragments double-buffered",
+     kernel_info<Mma128x256_k32_4stage>(mma_ldmatrix<Mma128x256_k32_4stage, true>),
+     min_cc_of<Mma128x256_k32_4stage>()},
     // The *_best variants run one of several kernels (chosen per shape), so they have no row of
     // their own in the resource table.
     {"wmma_best", launch_hgemm_best, "per shape, the fastest of the candidates the wave model shortlists (best_06.cuh)",

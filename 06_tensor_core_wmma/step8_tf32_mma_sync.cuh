@@ -118,8 +118,9 @@ __device__ __forceinline__ void mma_sync_stage(unsigned a_lane, unsigned b_lane,
 
 // The staged epilogue with a known layout: lane (g, t) writes c0, c1 to row g and c2, c3 to row
 // g + 8 of the staging area, 8 bytes each (STS.64), then stage_row_to_c moves the row to C.
-template <class Cfg>
-__device__ __forceinline__ void epilogue_mma(const WmmaArgs<float>& g, const BlockCoord& t, int warp_row,
+// (Step 9 uses it too, on FP16 inputs: T is the input type.)
+template <class Cfg, class T>
+__device__ __forceinline__ void epilogue_mma(const WmmaArgs<T>& g, const BlockCoord& t, int warp_row,
                                              int warp_col, MmaAccumulators<Cfg>& acc, float* warp_stage) {
     const int lane = threadIdx.x % 32, gr = lane / 4, tc = lane % 4;
 #pragma unroll

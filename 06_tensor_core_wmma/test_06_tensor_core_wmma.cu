@@ -278,6 +278,14 @@ TEST_CASE("06: tf32_mma_sync follows the documented mma.sync layout, and a misre
     }
 }
 
+TEST_CASE("06: mma_ldmatrix follows the documented m16n8k16 layout, and a misread layout fails", "[gpu][06]") {
+    WB_REQUIRE_GPU();
+    if (device_cc() < 80) WB_SKIP_CASE("mma.sync m16n8k16 with FP16 inputs needs sm_80");
+    CHECK(one_mma16_tile_errors<0>() == 0);
+    CHECK(one_mma16_tile_errors<1>() > 0);
+    CHECK(one_mma16_tile_errors<2>() > 0);
+}
+
 TEST_CASE("06: the GPU rounds to TF32 exactly like the reference", "[gpu][06]") {
     WB_REQUIRE_GPU();
     if (device_cc() < 80) WB_SKIP_CASE("TF32 rounding instructions need sm_80");
@@ -550,6 +558,7 @@ TEST_CASE("06: the smallest GPU of each configuration", "[06]") {
     CHECK(min_cc_of<Wmma128x256_3stage>() == 80);  // 79.5 KB: does not
     CHECK(min_cc_of<Tf32Wmma128x128_3stage>() == 80);  // TF32
     CHECK(min_cc_of<Mma128x128_k32_2stage>() == 80);   // step 8: 70 KB, every TF32 GPU
+    CHECK(min_cc_of<Mma128x256_k32_4stage>() == 80);   // step 9: 96 KB, every sm_80+ GPU grants it
 }
 
 TEST_CASE("06: FP16 overflows above 65504 and underflows below 2^-24; TF32 does not", "[06]") {
@@ -620,6 +629,7 @@ TEST_CASE("06: every tile configuration's copies and warps cover its tiles exact
     check_tiling<Tf32Wmma128x128_3stage>("Tf32Wmma128x128_3stage");
     check_tiling<Mma128x128_k32_2stage>("Mma128x128_k32_2stage");
     check_tiling<Mma64x64_k32_3stage>("Mma64x64_k32_3stage");
+    check_tiling<Mma128x256_k32_4stage>("Mma128x256_k32_4stage");
 }
 
 // The block order itself (every tile once, row-major for bands of 1) is tested with the shared
@@ -657,6 +667,20 @@ TEST_CASE("06: the padding (SKEW) makes the fragment loads conflict-free", "[06]
     CHECK(accumulator_store_wavefronts(Wmma128x128_3stage::STAGE_LD) == 1);
     CHECK(accumulator_store_wavefronts(64 + 4) == 2);
     CHECK(accumulator_store_wavefronts(kStageLd) == 1);
+}
+
+TEST_CASE("06: step 9's swizzle is a bijection and makes its copies and ldmatrix reads conflict-free", "[06]") {
+    // Unswizzled, the tiles conflict: rows of A are 64 bytes, rows of B 512.
+    CHECK(ldmatrix_wavefronts(Mma128x256_k32_4stage::BK * 2) == 4);
+    CHECK(ldmatrix_wavefronts(Mma128x256_k32_4stage::BN * 2) == 8);
+    CHECK(swizzle_misplaced<2>(64) == 0);
+    CHECK(swizzle_misplaced<4>(128) == 0);
+    CHECK(swizzle_misplaced<8>(32) == 0);
+    CHECK(swizzle_misplaced<32>(32) == 0);
+    const SwizzleReport r = check_swizzled_tiles<Mma128x256_k32_4stage>();
+    CHECK(r.worst_load_wavefronts == 1);
+    CHECK(r.worst_store_wavefronts == 1);
+    CHECK(r.wrong_addresses == 0);
 }
 
 TEST_CASE("06: bad input exits 2, no GPU exits 3, --help exits 0", "[06]") {

@@ -238,4 +238,138 @@ inline int accumulator_store_wavefronts(int stage_ld) {
     return wavefronts(half_warp, 8);
 }
 
+// ---- step 9: the swizzled tiles ----------------------------------------------------------------
+// The swizzle on a tile of `rows` rows of ROW_CHUNKS chunks: how many chunks are not moved to a
+// distinct place inside their own 128-byte line (0: a bijection that costs no memory).
+template <int ROW_CHUNKS>
+int swizzle_misplaced(int rows) {
+    std::vector<int> hits(rows * ROW_CHUNKS, 0);
+    int bad = 0;
+    for (int c = 0; c < rows * ROW_CHUNKS; ++c) {
+        const int p = swizzle_chunk<ROW_CHUNKS>(c);
+        if (p / 8 != c / 8 || p < 0 || p >= rows * ROW_CHUNKS) { ++bad; continue; }
+        ++hits[p];
+    }
+    for (int h : hits) bad += h > 1;
+    return bad;
+}
+
+// Step 9's ldmatrix reads, every warp, k-step, tile and matrix: the worst number of passes, and the
+// number of lane addresses that do not hold the element the mma.sync layout asks for (the swizzle
+// undone on the host: the logical chunk at each physical place).
+struct SwizzleReport {
+    int worst_load_wavefronts = 0, worst_store_wavefronts = 0, wrong_addresses = 0;
+};
+
+template <class Cfg>
+SwizzleReport check_swizzled_tiles() {
+    using S = SwizzledTiles<Cfg>;
+    SwizzleReport r;
+    std::vector<int> a_logical(Cfg::BM * S::A_ROW_CHUNKS), b_logical(Cfg::BK * S::B_ROW_CHUNKS);
+    for (int c = 0; c < int(a_logical.size()); ++c) a_logical[swizzle_chunk<S::A_ROW_CHUNKS>(c)] = c;
+    for (int c = 0; c < int(b_logical.size()); ++c) b_logical[swizzle_chunk<S::B_ROW_CHUNKS>(c)] = c;
+    auto note = [&](std::vector<int>& rows, int& worst) {
+        worst = std::max(worst, wavefronts(rows, 16));
+        rows.clear();
+    };
+    std::vector<int> rows;
+    for (int warp = 0; warp < Cfg::WARPS; ++warp) {
+        const int warp_row = warp / Cfg::WARPS_N * Cfg::WM, warp_col = warp % Cfg::WARPS_N * Cfg::WN;
+        for (int s = 0; s < S::K_STEPS; ++s) {
+            for (int i = 0; i < Cfg::FM; ++i)
+                for (int lane = 0; lane < 32; ++lane) {
+                    const int bytes = int(mma16_a_lane_bytes<Cfg>(warp_row, lane, s)) + 16 * i * Cfg::BK * 2;
+                    const int row = warp_row + 16 * i + lane % 8 + 8 * (lane / 8 % 2);
+                    r.wrong_addresses += a_logical[bytes / 16] != row * S::A_ROW_CHUNKS + 2 * s + lane / 16;
+                    rows.push_back(bytes);
+                    if (lane % 8 == 7) note(rows, r.worst_load_wavefronts);  // one 8x8 matrix
+                }
+            for (int p = 0; p < Cfg::FN; ++p)
+                for (int lane = 0; lane < 32; ++lane) {
+                    const int bytes = int(mma16_b_lane_bytes<Cfg>(warp_col, lane, p)) + 16 * s * Cfg::BN * 2;
+                    const int k = 16 * s + lane % 8 + 8 * (lane / 8 % 2);
+                    r.wrong_addresses += b_logical[bytes / 16] != k * S::B_ROW_CHUNKS + (warp_col + 16 * p) / 8 + lane / 16;
+                    rows.push_back(bytes);
+                    if (lane % 8 == 7) note(rows, r.worst_load_wavefronts);
+                }
+        }
+        // The 16-byte stores of the copies (cp.async), 8 lanes per pass.
+        for (int i = 0; i < Cfg::AChunks::PER_THREAD; ++i)
+            for (int lane = 0; lane < 32; ++lane) {
+                const int tid = 32 * warp + lane;
+                const int e = Cfg::AChunks::row(tid, i) * Cfg::BK + Cfg::AChunks::col(tid);
+                rows.push_back(swizzled<S::A_ROW_CHUNKS, S::CHUNK>(e) * 2);
+                if (lane % 8 == 7) note(rows, r.worst_store_wavefronts);
+            }
+        for (int i = 0; i < Cfg::BChunks::PER_THREAD; ++i)
+            for (int lane = 0; lane < 32; ++lane) {
+                const int tid = 32 * warp + lane;
+                const int e = Cfg::BChunks::row(tid, i) * Cfg::BN + Cfg::BChunks::col(tid);
+                rows.push_back(swizzled<S::B_ROW_CHUNKS, S::CHUNK>(e) * 2);
+                if (lane % 8 == 7) note(rows, r.worst_store_wavefronts);
+            }
+    }
+    return r;
+}
+
+// ---- step 9: one m16n8k16 tile on the GPU ----------------------------------------------------------
+// A 16x16 times B 16x16 (two n8 tiles), each lane fetching its registers with step 9's instructions
+// and lane addresses (unswizzled rows of 32 bytes here) and writing C by the documented layout.
+// BUG = 1 reads B without .trans; BUG = 2 gives lanes 8-15 the k 8-15 chunk of rows 0-7 (matrices 1
+// and 2 swapped): plausible misreadings of the layout.
+template <int BUG>
+__global__ void one_mma16_tile(const __half* A, const __half* B, float* C) {
+    __shared__ __align__(16) __half as[16 * 16], bs[16 * 16];
+    const int lane = threadIdx.x;
+    for (int i = lane; i < 16 * 16; i += 32) {
+        as[i] = A[i];
+        bs[i] = B[i];
+    }
+    __syncwarp();
+    const int row = lane % 8 + 8 * (lane / 8 % 2), col = 8 * (lane / 16);
+    const int a_row = BUG == 2 ? lane % 8 + 8 * (lane / 16) : row, a_col = BUG == 2 ? 8 * (lane / 8 % 2) : col;
+    unsigned a[4], b[4];
+    ldmatrix_x4(a, static_cast<unsigned>(__cvta_generic_to_shared(&as[a_row * 16 + a_col])));
+    const unsigned b_addr = static_cast<unsigned>(__cvta_generic_to_shared(&bs[row * 16 + col]));
+    if (BUG == 1)
+        ldmatrix_x4(b, b_addr);
+    else
+        ldmatrix_x4_trans(b, b_addr);
+    float d[2][4] = {};
+    mma_m16n8k16_f16(d[0], a, &b[0]);
+    mma_m16n8k16_f16(d[1], a, &b[2]);
+    const int g = lane / 4, t = lane % 4;
+    for (int j = 0; j < 2; ++j) {
+        C[g * 16 + 8 * j + 2 * t] = d[j][0];
+        C[g * 16 + 8 * j + 2 * t + 1] = d[j][1];
+        C[(g + 8) * 16 + 8 * j + 2 * t] = d[j][2];
+        C[(g + 8) * 16 + 8 * j + 2 * t + 1] = d[j][3];
+    }
+}
+
+// Small integers: exact in FP16, every product and sum exact in FP32, so the result must be exact.
+template <int BUG>
+int one_mma16_tile_errors() {
+    std::vector<__half> a(16 * 16), b(16 * 16);
+    std::vector<float> want(16 * 16, 0.0f);
+    for (int i = 0; i < 16 * 16; ++i) {
+        a[i] = __float2half(float((i * 7) % 13 - 6));
+        b[i] = __float2half(float((i * 5) % 11 - 5));
+    }
+    for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j)
+            for (int k = 0; k < 16; ++k) want[i * 16 + j] += __half2float(a[i * 16 + k]) * __half2float(b[k * 16 + j]);
+    wb::DeviceBuffer<__half> dA(a.size()), dB(b.size());
+    wb::DeviceBuffer<float> dC(want.size());
+    dA.upload(a);
+    dB.upload(b);
+    one_mma16_tile<BUG><<<1, 32>>>(dA.get(), dB.get(), dC.get());
+    WB_LAUNCH_CHECK();
+    WB_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> c = dC.download();
+    int wrong = 0;
+    for (size_t i = 0; i < c.size(); ++i) wrong += c[i] != want[i];
+    return wrong;
+}
+
 }  // namespace t06

@@ -46,7 +46,7 @@ GIT_COMMIT ?= $(shell git -C $(WB_ROOT) rev-parse --short=12 HEAD 2>/dev/null ||
 OPT ?= -O3
 WB_CXXFLAGS = -std=c++17 $(OPT) -Wall -Wextra -I$(WB_COMMON) -I$(CUDA_PATH)/include $(CXXFLAGS)
 WB_NVCCFLAGS = -std=c++17 $(OPT) -lineinfo $(GENCODE) -Xcompiler -Wall,-Wextra -I$(WB_COMMON) $(NVCCFLAGS)
-WB_LDLIBS = $(LDFLAGS) -lcublas -lpthread -ldl
+WB_LDLIBS = $(LDFLAGS) -lcublas -lcublasLt -lpthread -ldl
 
 # Catch2 v3 where both are, else v2. CATCH2_INC, when given, is the only place looked in: a wrong
 # one is reported, not passed over.

@@ -166,7 +166,7 @@ env_json="$G/env.json"
 if [ -x "$T/00_env_check/00_env_check" ]; then
   (cd "$T" && ./00_env_check/00_env_check --json "$env_json") >"$G/env.log" 2>&1
   rc=$?
-  [ $rc -eq 3 ] && no_gpu "$(grep -m1 -i error "$G/env.log" || echo "00_env_check exit status 3")"
+  [ $rc -eq 3 ] && no_gpu "$(grep -m1 "^00_env_check: error:" "$G/env.log" || echo "00_env_check exit status 3")"
   rec program 00_env_check "$rc"
 fi
 cc=$(wb_gpu_cc "$env_json")

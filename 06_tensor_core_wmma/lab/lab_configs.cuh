@@ -3,11 +3,13 @@
 // and best_06.cuh the candidates of `best`. `make tune-06` runs the sweep (lab/tune_06.cu);
 // lab/best_06.py turns a sweep into the rates of `best`.
 //
-// The FP16 rows run step 6's kernel (wmma_swizzle), the TF32 WMMA rows step 7's (tf32_wmma), the
-// mma.sync rows step 8's (tf32_mma_sync), each with the configuration of its row.
+// The FP16 rows run step 6's kernel (wmma_swizzle), the FP16 mma.sync rows step 9's (mma_ldmatrix),
+// the TF32 WMMA rows step 7's (tf32_wmma), the TF32 mma.sync rows step 8's (tf32_mma_sync), each with
+// the configuration of its row.
 //
-// Row names: h (FP16 WMMA), t (TF32 WMMA) or m (TF32 mma.sync, step 8); the block tile; w and the
-// warp tile; k32 where BK is 32 floats (TF32; otherwise 16); s and the number of stages; g1 where
+// Row names: h (FP16 WMMA), hm (FP16 mma.sync, step 9), t (TF32 WMMA) or m (TF32 mma.sync, step 8);
+// the block tile; w and the warp tile; k32 where BK is 32 floats (TF32; otherwise 16), k64 where it
+// is 64 halves (FP16; otherwise 32); s and the number of stages; g1 where
 // the blocks run in plain row-major order (otherwise in bands of kBand tile rows). The sweeps in
 // lab/calib use the same names.
 #pragma once
@@ -19,6 +21,11 @@ namespace ch06 {
 // FP16: BK = 32 halves. (The ladder's configurations are in the step files, best's in best_06.cuh.)
 using Wmma128x128_4stage = Tiling<Fp16Inputs, 128, 128, 32, 64, 32, 4, 8, 8>;  // 74 KB
 using Wmma256x128_3stage = Tiling<Fp16Inputs, 256, 128, 32, 64, 64, 3, 8, 8>;  // 85.5 KB, tall tile
+// Step 9 (FP16 mma.sync, swizzled tiles, no padding): the ladder's Mma128x256_k32_4stage and these.
+using Mma16_128x256_3stage = Tiling<Fp16MmaInputs, 128, 256, 32, 64, 64, 3, 0, 0>;      // 72 KB
+using Mma16_256x128_4stage = Tiling<Fp16MmaInputs, 256, 128, 32, 64, 64, 4, 0, 0>;      // 96 KB, tall tile
+using Mma16_128x128_4warps_4stage = Tiling<Fp16MmaInputs, 128, 128, 32, 64, 64, 4, 0, 0>;  // 64 KB
+using Mma16_128x256_k64_3stage = Tiling<Fp16MmaInputs, 128, 256, 64, 64, 64, 3, 0, 0>;  // 144 KB: sm_90
 // TF32 WMMA: BK = 16 floats unless named k32.
 using Tf32Wmma64x64_3stage = Tiling<Tf32Inputs, 64, 64, 16, 32, 32, 3, 4, 8>;
 using Tf32Wmma128x128_4stage = Tiling<Tf32Inputs, 128, 128, 16, 64, 32, 4, 4, 8>;
@@ -70,6 +77,10 @@ template <class Cfg>
 wb::KernelInfo mma_kernel_info() {
     return kernel_info<Cfg>(tf32_mma_sync<Cfg, true>);
 }
+template <class Cfg>
+wb::KernelInfo mma16_kernel_info() {
+    return kernel_info<Cfg>(mma_ldmatrix<Cfg, true>);
+}
 
 // clang-format off
 inline const wb::HgemmVariant kHgemmConfigs[] = {
@@ -87,6 +98,18 @@ inline const wb::HgemmVariant kHgemmConfigs[] = {
      ring_info<Wmma128x256_3stage>(), min_cc_of<Wmma128x256_3stage>()},
     {"h_256x128_w64x64_s3", ring<Wmma256x128_3stage>(), "8 warps of 4x4 fragments, tall block tile",
      ring_info<Wmma256x128_3stage>(), min_cc_of<Wmma256x128_3stage>()},
+    {"hm_128x256_w64x64_s4", launch_mma_ldmatrix<Mma128x256_k32_4stage>, "FP16 mma.sync, 4 stages (step 9)",
+     mma16_kernel_info<Mma128x256_k32_4stage>(), min_cc_of<Mma128x256_k32_4stage>()},
+    {"hm_128x256_w64x64_s4_g1", launch_mma_ldmatrix<Mma128x256_k32_4stage, 1>, "the same in plain row-major block order",
+     mma16_kernel_info<Mma128x256_k32_4stage>(), min_cc_of<Mma128x256_k32_4stage>()},
+    {"hm_128x256_w64x64_s3", launch_mma_ldmatrix<Mma16_128x256_3stage>, "FP16 mma.sync, 3 stages",
+     mma16_kernel_info<Mma16_128x256_3stage>(), min_cc_of<Mma16_128x256_3stage>()},
+    {"hm_256x128_w64x64_s4", launch_mma_ldmatrix<Mma16_256x128_4stage>, "FP16 mma.sync, tall tile, 4 stages",
+     mma16_kernel_info<Mma16_256x128_4stage>(), min_cc_of<Mma16_256x128_4stage>()},
+    {"hm_128x128_w64x64_s4", launch_mma_ldmatrix<Mma16_128x128_4warps_4stage>, "FP16 mma.sync, 4 warps, 4 stages",
+     mma16_kernel_info<Mma16_128x128_4warps_4stage>(), min_cc_of<Mma16_128x128_4warps_4stage>()},
+    {"hm_128x256_w64x64_k64_s3", launch_mma_ldmatrix<Mma16_128x256_k64_3stage>, "FP16 mma.sync, BK = 64 halves, 3 stages",
+     mma16_kernel_info<Mma16_128x256_k64_3stage>(), min_cc_of<Mma16_128x256_k64_3stage>()},
 };
 inline const wb::SgemmVariant kTf32Configs[] = {
     {"t_64x64_w32x32_s3", ring<Tf32Wmma64x64_3stage>(), "TF32, 4 warps of 2x2 fragments",

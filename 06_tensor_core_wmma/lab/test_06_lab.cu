@@ -63,6 +63,11 @@ TEST_CASE("06 lab: every configuration's copies and warps cover its tiles exactl
     check_tiling<Mma128x256_k32_3stage>("Mma128x256_k32_3stage");
     check_tiling<Mma256x128_k32_3stage>("Mma256x128_k32_3stage");
     check_tiling<Mma128x128_k32_3stage_tiesaway>("Mma128x128_k32_3stage_tiesaway");
+    check_tiling<Mma16_128x256_3stage>("Mma16_128x256_3stage");
+    check_tiling<Mma16_256x128_4stage>("Mma16_256x128_4stage");
+    check_tiling<Mma16_128x128_4warps_4stage>("Mma16_128x128_4warps_4stage");
+    check_tiling<Mma16_128x256_k64_3stage>("Mma16_128x256_k64_3stage");
+    CHECK(min_cc_of<Mma16_128x256_k64_3stage>() == 90);
     CHECK(min_cc_of<Tf32Wmma128x128_k32_3stage>() == 90);  // 105 KB: Hopper (sm_90 grants 227 KB)
     CHECK(min_cc_of<Mma128x256_k32_3stage>() == 90);
 }
@@ -72,6 +77,19 @@ TEST_CASE("06 lab: the padding of the BK = 32 and 128x256 configurations is conf
     CHECK(tf32_a_wavefronts(Tf32Wmma128x128_k32_3stage::A_LD) == 1);  // 36 floats, 4 (mod 8) again
     CHECK(ldmatrix_wavefronts(Mma128x128_3stage::A_LD * 4) == 1);     // 80 bytes: 5 units
     CHECK(tf32_b_wavefronts(Mma128x256_k32_3stage::B_LD) == 1);
+}
+
+TEST_CASE("06 lab: step 9's swizzle is conflict-free and reads the right elements on every lab tile", "[06][lab]") {
+    auto check = [](const char* name, const SwizzleReport& r) {
+        INFO(name);
+        CHECK(r.worst_load_wavefronts == 1);
+        CHECK(r.worst_store_wavefronts == 1);
+        CHECK(r.wrong_addresses == 0);
+    };
+    check("Mma16_128x256_3stage", check_swizzled_tiles<Mma16_128x256_3stage>());
+    check("Mma16_256x128_4stage", check_swizzled_tiles<Mma16_256x128_4stage>());
+    check("Mma16_128x128_4warps_4stage", check_swizzled_tiles<Mma16_128x128_4warps_4stage>());
+    check("Mma16_128x256_k64_3stage", check_swizzled_tiles<Mma16_128x256_k64_3stage>());
 }
 
 // ---- GPU ---------------------------------------------------------------------------------------------
