@@ -59,10 +59,8 @@ $(LAB): %: %.cu $(wildcard lab/*.cuh lab/*.h) $(DEPS)
 	$(if $(filter $@,$(LAB_TEST)),$(BUILD_TEST),$(BUILD))
 $(LAB_TEST): $(WB_TEST_MAIN)
 
-run: $(PROGRAM)
-	./$(PROGRAM) $(RUN_ARGS)
-test: $(TEST_PROGRAM) $(LAB_TEST)
-	@bash $(WB_ROOT)/tools/run_tests.sh $^
+run: $(PROGRAM) ; ./$(PROGRAM) $(RUN_ARGS)
+test: $(TEST_PROGRAM) $(LAB_TEST) ; @bash $(WB_ROOT)/tools/run_tests.sh $^
 tune: $(filter lab/tune_%,$(LAB))
 	$(if $^,./$^ $(TUNE_ARGS),@echo "$(CHAPTER) has no tuning sweep (no lab/tune_$(NN).cu)" >&2; exit 2)
 
@@ -93,5 +91,4 @@ $(TOP_TARGETS):
 	+@$(MAKE) --no-print-directory -C $(WB_ROOT) $@
 $(foreach p,run test profile sanitize tune,$(eval $(p)-%: ; +@$$(MAKE) --no-print-directory -C $$(WB_ROOT) $$@))
 
-clean:
-	rm -f $(PROGRAM) $(TEST_PROGRAM) $(LAB) $(CLEAN_FILES) *.o
+clean: ; rm -f $(PROGRAM) $(TEST_PROGRAM) $(LAB) $(CLEAN_FILES) *.o

@@ -1,7 +1,7 @@
 # common/config.mk - toolchain, GPU architecture, Catch2, CUTLASS, tools and flag stamps, for every
 # Makefile. The settings (make VAR=value; `make help` prints these lines):
 #   ARCH=sm_86, ARCH=86, ARCH="sm_80 sm_90"  GPU architecture(s): machine code for each, PTX of the last
-#                        so newer GPUs still run. Default: this machine's GPU (nvcc -arch=native), else a list
+#                        so newer GPUs still run. Default: this machine's GPU (nvcc -arch=native), else a list (below)
 #   CUDA_PATH            the toolkit (default /usr/local/cuda, else where nvcc is); NVCC, CXX the compilers
 #   OPT=-O3              optimisation; CXXFLAGS, NVCCFLAGS, LDFLAGS add flags
 #   CATCH2_INC           the folder holding catch2/ (default /usr/include, /usr/local/include; when set,
