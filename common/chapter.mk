@@ -1,9 +1,10 @@
-# common/chapter.mk - the rules of every chapter folder (make, make NN, run, test, profile, sanitize,
-# lab, tune, clean). A chapter's Makefile sets what it needs, then includes this file:
+# common/chapter.mk - the rules of every chapter folder: make (program and tests), make NN, run, test,
+# profile, sanitize, lab, tune, clean. A chapter's Makefile sets what differs, then includes this:
 #   PROFILE_METRICS (ncu's metrics the notes discuss), PROFILE_ARGS, SANITIZE_ARGS, RUN_ARGS, TUNE_ARGS
-#   CHAPTER_NVCCFLAGS, CHAPTER_LDLIBS, STAMP_TEXT: flags, libraries, anything else; a change rebuilds
-#   CPU_ONLY := 1 (no GPU code: profile and sanitize say so); CPU_CODE := 1 (chapter 01's CPU code:
-#   its host flags, and OpenBLAS where found); CLEAN_FILES (after the include) for make clean
+#   CHAPTER_NVCCFLAGS, CHAPTER_LDLIBS, STAMP_TEXT  flags, libraries, anything else: a change rebuilds
+#   CPU_ONLY := 1  no GPU code (profile and sanitize say so)
+#   CPU_CODE := 1  chapter 01's CPU code: its host flags, and OpenBLAS where found
+#   CLEAN_FILES += ... (after the include)  more for make clean
 include $(dir $(lastword $(MAKEFILE_LIST)))config.mk
 
 CHAPTER := $(notdir $(CURDIR))
@@ -29,20 +30,23 @@ endif
 CHAPTER_STAMP := $(call wb_stamp,$(WB_BUILD)/$(CHAPTER),$(call wb_sum,$(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) $(CHAPTER_LDLIBS) $(STAMP_TEXT)))
 DEPS := $(wildcard *.cuh *.h) $(WB_HEADERS) $(WB_LIB) $(CHAPTER_STAMP)
 BUILD = $(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) -o $@ $< $(WB_LIB) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
-# A Catch2 test binary (the chapter's, and its lab's); without Catch2, the line that says how to get it.
+# A Catch2 test binary (the chapter's, its lab's); without Catch2, the line that says how to get it.
 BUILD_TEST = $(if $(CATCH2_VERSION),,$(error $(CATCH2_MISSING)))$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) \
   $(CATCH2_CFLAGS) -o $@ $< $(WB_TEST_MAIN) $(WB_LIB) $(CATCH2_LIBS) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
+# The lab (lab/*.cu, not part of `make all`): lab/tune_NN sweeps the tuning configurations (`make
+# tune`), lab/test_NN_lab tests what lives in lab/ and runs with the chapter's tests.
+LAB := $(patsubst %.cu,%,$(wildcard lab/*.cu))
+LAB_TEST := $(filter lab/test_%,$(LAB))
 
 .DEFAULT_GOAL := all
-.PHONY: all $(NN) run test profile sanitize lab tune clean help common-lib common-test-main
+.PHONY: all $(NN) run test profile sanitize lab tune clean common-lib common-test-main
 all: $(PROGRAM) $(TEST_PROGRAM)
 $(NN): $(PROGRAM)
+lab: $(LAB)
 
 # The common library and the test main come from common/'s own make, one after the other.
-common-lib:
-	+@$(MAKE) --no-print-directory -C $(WB_COMMON) lib
+common-lib common-test-main: common-%: ; +@$(MAKE) --no-print-directory -C $(WB_COMMON) $*
 common-test-main: common-lib
-	+@$(MAKE) --no-print-directory -C $(WB_COMMON) test-main
 $(WB_LIB): common-lib ; @:
 $(WB_TEST_MAIN): common-test-main ; @:
 
@@ -51,30 +55,19 @@ $(PROGRAM): $(CHAPTER).cu $(DEPS)
 # The tests also run the program (its exit statuses), so it is built first.
 $(TEST_PROGRAM): $(TEST_PROGRAM).cu $(DEPS) $(WB_TEST_MAIN) | $(PROGRAM)
 	$(BUILD_TEST)
+$(LAB): %: %.cu $(wildcard lab/*.cuh lab/*.h) $(DEPS)
+	$(if $(filter $@,$(LAB_TEST)),$(BUILD_TEST),$(BUILD))
+$(LAB_TEST): $(WB_TEST_MAIN)
 
-# The lab, not part of `make all`: lab/tune_NN.cu sweeps every tuning configuration (`make tune`,
-# TUNE_ARGS=...); lab/test_NN_lab.cu tests what lives in lab/ (the top-level `make test` runs it).
-LAB_TUNE := $(patsubst %.cu,%,$(wildcard lab/tune_$(NN).cu))
-LAB_TEST := $(patsubst %.cu,%,$(wildcard lab/test_$(NN)_lab.cu))
-lab: $(LAB_TUNE) $(LAB_TEST)
-$(LAB_TUNE): %: %.cu $(wildcard lab/*.cuh lab/*.h) $(DEPS)
-	$(BUILD)
-$(LAB_TEST): %: %.cu $(wildcard lab/*.cuh lab/*.h) $(DEPS) $(WB_TEST_MAIN)
-	$(BUILD_TEST)
-tune: $(LAB_TUNE)
-	$(if $(LAB_TUNE),./$(LAB_TUNE) $(TUNE_ARGS),@echo "$(CHAPTER) has no tuning sweep (no lab/tune_$(NN).cu)" >&2; exit 2)
-
-run: $(PROGRAM)
-	./$(PROGRAM) $(RUN_ARGS)
-test: $(TEST_PROGRAM)
-	@mkdir -p $(dir $(WB_TEST_SUMMARY))
-	WB_TEST_SUMMARY=$(WB_TEST_SUMMARY) ./$(TEST_PROGRAM)
+run: $(PROGRAM) ; ./$(PROGRAM) $(RUN_ARGS)
+test: $(TEST_PROGRAM) $(LAB_TEST) ; @bash $(WB_ROOT)/tools/run_tests.sh $^
+tune: $(filter lab/tune_%,$(LAB))
+	$(if $^,./$^ $(TUNE_ARGS),@echo "$(CHAPTER) has no tuning sweep (no lab/tune_$(NN).cu)" >&2; exit 2)
 
 ifneq ($(CPU_ONLY),1)
 # Nsight Compute with this chapter's metrics, clocks left alone (--clock-control none) so the numbers
-# match the timed runs; cuBLAS's kernels are profiled too, for the comparison. Then compute-sanitizer:
-# memcheck (out-of-bounds, misaligned) and racecheck (shared-memory races); a finding fails. The tool
-# is looked for before anything is built.
+# match the timed runs; cuBLAS's kernels are profiled too. compute-sanitizer: memcheck (out of bounds,
+# misaligned) and racecheck (shared-memory races); a finding fails. The tool is looked for first.
 profile:
 	@$(call wb_require,$(NCU_PATH),$(NCU_MISSING))
 	+@$(MAKE) --no-print-directory $(PROGRAM)
@@ -89,19 +82,13 @@ profile sanitize:
 	@echo "$(CHAPTER) runs on the CPU only: no GPU kernel to $(if $(filter profile,$@),profile with Nsight Compute,check with compute-sanitizer)" >&2; exit 2
 endif
 
-# The notes' top-level commands, typed after `cd NN_name`, go to the top: another chapter's number,
-# a one-digit one (the top says which chapter was meant), and the targets below.
+# The top-level commands typed after `cd NN_name` go to the top: another chapter's number, a
+# one-digit one (the top says which chapter was meant), NN-suffixed targets and the ones below.
 TOP_TARGETS := $(filter-out $(NN),$(WB_NUMBERS) 0 1 2 3 4 5 6 7 8 9) check-env deps deps-all deps-missing \
-               bench report grade measure-08 timeline-08
+               bench report grade help measure-08 timeline-08
 .PHONY: $(TOP_TARGETS)
 $(TOP_TARGETS):
 	+@$(MAKE) --no-print-directory -C $(WB_ROOT) $@
 $(foreach p,run test profile sanitize tune,$(eval $(p)-%: ; +@$$(MAKE) --no-print-directory -C $$(WB_ROOT) $$@))
 
-clean:
-	rm -f $(PROGRAM) $(TEST_PROGRAM) $(LAB_TUNE) $(LAB_TEST) $(CLEAN_FILES) *.o
-
-help:
-	@echo "$(CHAPTER): make | make $(NN) | make run [RUN_ARGS=...] | make test$(if $(filter 1,$(CPU_ONLY)),, | make profile | make sanitize) | make clean"
-	@echo "then ./$(PROGRAM) --help lists the program's options. Architecture: $(ARCH_LIST) ($(ARCH_SOURCE))."
-	@echo "Handed to the top from here: make NN, run-NN, test-NN, profile-NN, sanitize-NN, tune-NN, check-env, deps, bench, report (make -C .. help)."
+clean: ; rm -f $(PROGRAM) $(TEST_PROGRAM) $(LAB) $(CLEAN_FILES) *.o

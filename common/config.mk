@@ -1,16 +1,15 @@
-# common/config.mk - toolchain, GPU architecture, Catch2, CUTLASS, tools and stamps, for every Makefile.
-# Settings (make VAR=value):
-#   ARCH         GPU architecture(s): ARCH=sm_86, ARCH=86 or ARCH="sm_80 sm_90". Default: the GPU(s) of
-#                this machine, as nvcc -arch=native sees them; with no GPU: $(DEFAULT_ARCHS). Machine
-#                code for each, plus PTX of the last, so newer GPUs still run.
-#   CUDA_PATH    the toolkit (default /usr/local/cuda, else where nvcc is); NVCC, CXX the compilers
-#   OPT          optimisation (default -O3); CXXFLAGS, NVCCFLAGS, LDFLAGS add flags
-#   CATCH2_INC   folder holding catch2/ (default /usr/include, /usr/local/include; when set, only
-#                there); CATCH2_LIB the folder of libCatch2.a (v3; default the linker's path)
-#   CUTLASS_INC  CUTLASS's cutlass/ and cute/ headers (default: those `python3 -m pip install
-#                nvidia-cutlass` installs, found without importing it); CUTLASS=0 leaves it out
-#   NCU, SANITIZER, NSYS  Nsight Compute, compute-sanitizer, Nsight Systems (default: the PATH,
-#                then the toolkit's folders, so `sudo make profile-NN` finds them; a path as given)
+# common/config.mk - toolchain, GPU architecture, Catch2, CUTLASS, tools and flag stamps, for every
+# Makefile. The settings (make VAR=value; `make help` prints these lines):
+#   ARCH=sm_86, ARCH=86, ARCH="sm_80 sm_90"  GPU architecture(s): machine code for each, PTX of the last
+#                        so newer GPUs still run. Default: this machine's GPU (nvcc -arch=native), else a list (below)
+#   CUDA_PATH            the toolkit (default /usr/local/cuda, else where nvcc is); NVCC, CXX the compilers
+#   OPT=-O3              optimisation; CXXFLAGS, NVCCFLAGS, LDFLAGS add flags
+#   CATCH2_INC           the folder holding catch2/ (default /usr/include, /usr/local/include; when set,
+#                        only there); CATCH2_LIB the folder of libCatch2.a (v3)
+#   CUTLASS_INC          CUTLASS's headers for 07 (default: pip's nvidia-cutlass); CUTLASS=0 leaves it out
+#   NCU, SANITIZER, NSYS Nsight Compute, compute-sanitizer, Nsight Systems (default: the PATH, then
+#                        the toolkit's folders, so `sudo make profile-NN` finds them)
+#   STUDENT_ID           (environment) goes into every CSV row
 WB_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 WB_COMMON := $(WB_ROOT)/common
 WB_BUILD := $(WB_COMMON)/build
@@ -24,9 +23,8 @@ CXX := $(if $(filter default,$(origin CXX)),g++,$(CXX))
 # sm_75 (Turing) is the oldest architecture CUDA 13 builds for.
 DEFAULT_ARCHS := sm_75 sm_80 sm_86 sm_89 sm_90
 ifeq ($(origin ARCH),undefined)
-  # nvcc's dry run names what -arch=native (CUDA 11.6 and later) would build (ptxas -arch=sm_XX),
-  # compiling nothing. With no GPU nvcc warns about native and would pick one itself: the list
-  # above is built instead. Asked once: the sub-makes inherit the answer.
+  # nvcc's dry run names what -arch=native would build (ptxas -arch=sm_XX), compiling nothing. With
+  # no GPU nvcc warns about native: the list above is built. Asked once; sub-makes inherit it.
   ifeq ($(origin WB_NATIVE),undefined)
     export WB_NATIVE := $(shell $(NVCC) -arch=native --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | awk \
       '/^nvcc (fatal|error)|^nvcc warning.*native/ { bad = 1 } /ptxas/ { for (i = 1; i <= NF; i++) if ($$i ~ /^-arch=sm_/) a[substr($$i, 7)] } \
@@ -38,9 +36,8 @@ else
   ARCH_SOURCE := set by ARCH
 endif
 ARCH_LIST := $(patsubst sm_sm_%,sm_%,$(addprefix sm_,$(ARCH)))
-compute_of = $(subst sm_,compute_,$(1))
-GENCODE = $(foreach a,$(ARCH_LIST),-gencode arch=$(call compute_of,$(a)),code=$(a)) \
-          -gencode arch=$(call compute_of,$(lastword $(ARCH_LIST))),code=$(call compute_of,$(lastword $(ARCH_LIST)))
+PTX_ARCH = $(subst sm_,compute_,$(lastword $(ARCH_LIST)))
+GENCODE = $(foreach a,$(ARCH_LIST),-gencode arch=$(subst sm_,compute_,$(a)),code=$(a)) -gencode arch=$(PTX_ARCH),code=$(PTX_ARCH)
 
 GIT_COMMIT ?= $(shell git -C $(WB_ROOT) rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git -C $(WB_ROOT) diff --quiet HEAD -- 2>/dev/null || echo -dirty)
 OPT ?= -O3
@@ -48,8 +45,7 @@ WB_CXXFLAGS = -std=c++17 $(OPT) -Wall -Wextra -I$(WB_COMMON) -I$(CUDA_PATH)/incl
 WB_NVCCFLAGS = -std=c++17 $(OPT) -lineinfo $(GENCODE) -Xcompiler -Wall,-Wextra -I$(WB_COMMON) $(NVCCFLAGS)
 WB_LDLIBS = $(LDFLAGS) -lcublas -lcublasLt -lpthread -ldl
 
-# Catch2 v3 where both are, else v2. CATCH2_INC, when given, is the only place looked in: a wrong
-# one is reported, not passed over.
+# Catch2 v3 where both are, else v2. A CATCH2_INC that holds neither is reported, not passed over.
 CATCH2_HEADER := $(firstword $(foreach h,catch_test_macros.hpp catch.hpp,\
                    $(wildcard $(addsuffix /catch2/$(h),$(or $(CATCH2_INC),/usr/include /usr/local/include)))))
 CATCH2_DIR := $(patsubst %/catch2/,%,$(dir $(CATCH2_HEADER)))
@@ -61,8 +57,7 @@ WB_SUDO = $(if $(filter 0,$(shell id -u)),,$(if $(shell command -v sudo 2>/dev/n
 CATCH2_MISSING = missing: Catch2 (make test; the programs build without it): $(WB_SUDO)apt-get install -y \
   catch2, or set CATCH2_INC=/path/to/include$(if $(CATCH2_INC), (CATCH2_INC=$(CATCH2_INC) holds no catch2/))
 
-# CUTLASS (chapter 07's CUTLASS rows; optional). The python3 lookup runs once, and only in a make
-# that asks for CUTLASS_INC. CUTLASS_FOUND is 1 or 0.
+# CUTLASS (07's CUTLASS rows): python3 is asked once, and only by a make that reads CUTLASS_INC.
 CUTLASS ?= 1
 ifeq ($(CUTLASS),0)
   CUTLASS_INC :=
@@ -94,10 +89,9 @@ SANITIZER_MISSING = compute-sanitizer not found$(if $(findstring /,$(SANITIZER))
 # A recipe line `@$(call wb_require,$(NCU_PATH),$(NCU_MISSING))` stops with that line and status 2.
 wb_require = $(if $(strip $(1)),:,echo "$(strip $(2))" >&2; exit 2)
 
-# Stamps: $(call wb_stamp,DIR/NAME,KEY) is the file DIR/NAME.KEY, made (and DIR/NAME's older ones
-# removed) when missing, so whatever depends on it is rebuilt when KEY changes. Once per name and
-# make. wb_sum is a KEY for flags, without the tree's own path: a copy of a build elsewhere (the
-# grader's) still matches.
+# $(call wb_stamp,DIR/NAME,KEY) is the file DIR/NAME.KEY, made (DIR/NAME's older ones removed) when
+# missing: what depends on it is rebuilt when KEY changes. wb_sum is a KEY for flags, without the
+# tree's own path, so a copy of a build elsewhere (the grader's) still matches.
 wb_stamp = $(eval $(1).$(2): ; @mkdir -p $$(@D) && rm -f $(1).* && touch $$@)$(1).$(2)
 wb_sum = $(firstword $(shell echo '$(subst ',,$(subst $(WB_ROOT),.,$(1)))' | cksum))
 WB_STAMP := $(call wb_stamp,$(WB_BUILD)/flags,$(call wb_sum,$(NVCC) $(WB_NVCCFLAGS) $(CXX) $(WB_CXXFLAGS) $(CATCH2_CFLAGS)))
@@ -105,5 +99,3 @@ WB_STAMP := $(call wb_stamp,$(WB_BUILD)/flags,$(call wb_sum,$(NVCC) $(WB_NVCCFLA
 WB_LIB := $(WB_BUILD)/libwb.a
 WB_TEST_MAIN := $(WB_BUILD)/test_main.o
 WB_HEADERS := $(wildcard $(WB_COMMON)/*.h $(WB_COMMON)/*.cuh $(WB_COMMON)/*.hpp)
-# The test runner: counts go to a summary file that `make test` adds up.
-WB_TEST_SUMMARY ?= $(WB_BUILD)/test-summary.txt
