@@ -635,21 +635,26 @@ def cublas_table(res, t):
     rows = [r for r in res.rows if r["chapter"] == bs.PREFERRED_CUBLAS_CHAPTER and r["variant"] in bs.GPU_BASELINES]
     if not rows:
         return t["no_cublas"]
+    names = [v for v in bs.GPU_BASELINES if any(r["variant"] == v for r in rows)]
+    return (t["cublas_caption"] + "\n\n" + variants_by_shape(rows, names, t["pct_peak"], "pct_peak", t) +
+            cutlass_table(res, t))
+
+
+def variants_by_shape(rows, names, pct_label, pct_column, t):
+    """A table of shapes (rows) by variants (columns): GFLOP/s and the percentage in `pct_column`."""
     by_shape = defaultdict(dict)
     for r in rows:
         by_shape[bs.shape_of(r)][r["variant"]] = r
-    names = [v for v in bs.GPU_BASELINES if any(v in d for d in by_shape.values())]
-    header = [t["shape"]] + [f"`{v}` {t['gflops']} ({t['pct_peak']})" for v in names]
+    header = [t["shape"]] + [f"`{v}` {t['gflops']} ({pct_label})" for v in names]
     body = []
     for s in sorted(by_shape, key=bs.shape_order):
         cells = []
         for v in names:
             r = by_shape[s].get(v)
             cells.append("-" if r is None else
-                         f'{fmt_gflops(bs.number(r["gflops"]))} ({fmt_pct(bs.number(r["pct_peak"]))}%)')
+                         f'{fmt_gflops(bs.number(r["gflops"]))} ({fmt_pct(bs.number(r[pct_column]))}%)')
         body.append([shape_text(s)] + cells)
-    return (t["cublas_caption"] + "\n\n" + md_table(header, body, right=set(range(1, len(header)))) +
-            cutlass_table(res, t))
+    return md_table(header, body, right=set(range(1, len(header))))
 
 
 def cutlass_table(res, t):
@@ -659,21 +664,8 @@ def cutlass_table(res, t):
             and r["status"] == "PASS"]
     if not rows:
         return "\n\n" + t["no_cutlass"]
-    by_shape = defaultdict(dict)
-    for r in rows:
-        by_shape[bs.shape_of(r)][r["variant"]] = r
     names = list(dict.fromkeys(r["variant"] for r in rows))
-    header = [t["shape"]] + [f"`{v}` {t['gflops']} ({t['pct_cublas_short']})" for v in names]
-    body = []
-    for s in sorted(by_shape, key=bs.shape_order):
-        cells = []
-        for v in names:
-            r = by_shape[s].get(v)
-            cells.append("-" if r is None else
-                         f'{fmt_gflops(bs.number(r["gflops"]))} ({fmt_pct(bs.number(r["pct_cublas"]))}%)')
-        body.append([shape_text(s)] + cells)
-    return "\n\n" + t["cutlass_caption"] + "\n\n" + md_table(header, body, right=set(range(1, len(header))))
-
+    return "\n\n" + t["cutlass_caption"] + "\n\n" + variants_by_shape(rows, names, t["pct_cublas_short"], "pct_cublas", t)
 
 
 def energy_rows(res):
