@@ -65,7 +65,7 @@ else
 fi
 
 # ---- OpenBLAS: chapter 01's baseline -------------------------------------------------------------
-# The same probe as chapter 01's Makefile: the header and the library, compiled and linked.
+# The same probe as common/chapter.mk's (chapter 01's OpenBLAS): the header and the library, compiled and linked.
 probe=$(mktemp)
 if printf '#include <cblas.h>\nint main(void) { openblas_set_num_threads(1); return 0; }\n' |
     "$cxx" -x c++ - -o "$probe" -lopenblas >/dev/null 2>&1; then

@@ -119,7 +119,7 @@ def paths_in_order(rows):
 # ---- the tables ----------------------------------------------------------------------------------
 def provenance_lines(run):
     if not run:
-        return ["Not measured yet: run `make measure-08 OUT=DIR`, then `PYTHONPATH=tools python3 -m wb e2e fill DIR`."]
+        return ["No run.txt in this folder: `make measure-08 OUT=DIR` measures, then `PYTHONPATH=tools python3 -m wb e2e fill DIR`."]
     return [f"Measured on {run.get('gpu', '?')} (sm_{run.get('cc', '?').replace('.', '')}), driver CUDA "
             f"{run.get('driver', '?')}, runtime {run.get('runtime', '?')}, {run.get('timestamp', '?')}, git "
             f"`{run.get('git', '?')}`, {run.get('cpu_threads', '?')} CPU threads, OpenBLAS "
@@ -249,8 +249,8 @@ def managed_lines(rows):
 # The Chinese notes get the same tables in Chinese: every fixed phrase of the English text, replaced
 # longest first (numbers, paths and names stay as they are).
 ZH = [
-    ("Not measured yet: run `make measure-08 OUT=DIR`, then `PYTHONPATH=tools python3 -m wb e2e fill DIR`.",
-     "尚未测量：运行 `make measure-08 OUT=DIR`，然后 `PYTHONPATH=tools python3 -m wb e2e fill DIR`。"),
+    ("No run.txt in this folder: `make measure-08 OUT=DIR` measures, then `PYTHONPATH=tools python3 -m wb e2e fill DIR`.",
+     "此文件夹中没有 run.txt：`make measure-08 OUT=DIR` 进行测量，然后 `PYTHONPATH=tools python3 -m wb e2e fill DIR`。"),
     ("Measured on ", "测量环境："), (", driver CUDA ", "，驱动 CUDA "), (", runtime ", "，运行时 "),
     (" CPU threads, OpenBLAS ", " 个 CPU 线程，OpenBLAS "), ("not built in", "未链接"), ("built in", "已链接"),
     (", with", "，命令："), ("Host link: ", "主机链路："), (" (read with ", "（读取方式："),
