@@ -22,7 +22,7 @@ ifeq ($(CPU_CODE),1)
   OPENBLAS_PROBE := \#include <cblas.h>\nint main(void) { openblas_set_num_threads(1); return 0; }\n
   HAVE_OPENBLAS := $(if $(filter 0,$(OPENBLAS)),,$(shell f=$$(mktemp) && printf '$(OPENBLAS_PROBE)' | \
                      $(CXX) -x c++ - -o $$f -lopenblas >/dev/null 2>&1 && echo 1; rm -f $$f))
-  $(if $(filter 1,$(OPENBLAS)),$(if $(HAVE_OPENBLAS),,$(error OPENBLAS=1 but cblas.h or -lopenblas is missing: sudo apt-get install libopenblas-dev)))
+  $(if $(filter 1,$(OPENBLAS)),$(if $(HAVE_OPENBLAS),,$(error OPENBLAS=1 but cblas.h or -lopenblas is missing: $(WB_SUDO)apt-get install libopenblas-dev)))
   CHAPTER_NVCCFLAGS += -Xcompiler -march=native,-ffp-contract=fast,-fopenmp $(if $(HAVE_OPENBLAS),-DWB_HAVE_OPENBLAS)
   CHAPTER_LDLIBS += -lgomp $(if $(HAVE_OPENBLAS),-lopenblas)
 endif
