@@ -34,9 +34,14 @@ def short_name(line):
     return name.strip()
 
 
+def bodies(text):
+    """Each chapter's part of the log ("== profile-NN" up to the next), by NN."""
+    return dict(re.findall(r"^== profile-(\d\d)\n(.*?)(?=^== profile-|\Z)", text, flags=re.S | re.M))
+
+
 def parse(text):
     chapters = {}
-    for nn, body in re.findall(r"^== profile-(\d\d)\n(.*?)(?=^== profile-|\Z)", text, flags=re.S | re.M):
+    for nn, body in bodies(text).items():
         rows, metrics, cur = [], [], None
         for line in body.splitlines():
             if re.match(r"^  \S", line) and "Context" in line:
@@ -95,7 +100,7 @@ def register(sub):
 def main(log, fill_notes=False, date="", commit=""):
     text = open(log, encoding="utf-8", errors="replace").read()
     chapters = parse(text)
-    bodies = dict(re.findall(r"^== profile-(\d\d)\n(.*?)(?=^== profile-|\Z)", text, flags=re.S | re.M))
+    parts = bodies(text)
     folders = {d[:2]: d for d in os.listdir(".") if re.match(r"\d\d_", d) and os.path.isdir(d)}
     for nn, (rows, metrics) in sorted(chapters.items()):
         if not fill_notes:
@@ -103,9 +108,10 @@ def main(log, fill_notes=False, date="", commit=""):
             continue
         for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
             path = os.path.join(folders.get(nn, ""), name)
-            block = (CAPTION[lang].format(date=date, nn=nn, commit=f", commit `{commit}`" if commit else "",
-                                         commit_zh=f"，提交 `{commit}`" if commit else "", args=program_args(bodies[nn], nn), log=log) + "\n\n" +
-                     table(rows, metrics))
+            caption = CAPTION[lang].format(date=date, nn=nn, commit=f", commit `{commit}`" if commit else "",
+                                           commit_zh=f"，提交 `{commit}`" if commit else "",
+                                           args=program_args(parts[nn], nn), log=log)
+            block = caption + "\n\n" + table(rows, metrics)
             try:
                 filled = os.path.exists(path) and fill(path, block)
             except markers.MarkerError as e:
