@@ -26,6 +26,9 @@ using Mma16_128x256_3stage = Tiling<Fp16MmaInputs, 128, 256, 32, 64, 64, 3, 0, 0
 using Mma16_256x128_4stage = Tiling<Fp16MmaInputs, 256, 128, 32, 64, 64, 4, 0, 0>;      // 96 KB, tall tile
 using Mma16_128x128_4warps_4stage = Tiling<Fp16MmaInputs, 128, 128, 32, 64, 64, 4, 0, 0>;  // 64 KB
 using Mma16_128x256_k64_3stage = Tiling<Fp16MmaInputs, 128, 256, 64, 64, 64, 3, 0, 0>;  // 144 KB: sm_90
+using Mma16_128x256_5stage = Tiling<Fp16MmaInputs, 128, 256, 32, 64, 64, 5, 0, 0>;      // 120 KB: sm_80, sm_90
+using Mma16_128x128_8warps_4stage = Tiling<Fp16MmaInputs, 128, 128, 32, 64, 32, 4, 0, 0>;  // 64 KB
+using Mma16_64x128_4stage = Tiling<Fp16MmaInputs, 64, 128, 32, 32, 64, 4, 0, 0>;  // 48 KB, 4 warps: small C
 // TF32 WMMA: BK = 16 floats unless named k32.
 using Tf32Wmma64x64_3stage = Tiling<Tf32Inputs, 64, 64, 16, 32, 32, 3, 4, 8>;
 using Tf32Wmma128x128_4stage = Tiling<Tf32Inputs, 128, 128, 16, 64, 32, 4, 4, 8>;
@@ -110,6 +113,12 @@ inline const wb::HgemmVariant kHgemmConfigs[] = {
      mma16_kernel_info<Mma16_128x128_4warps_4stage>(), min_cc_of<Mma16_128x128_4warps_4stage>()},
     {"hm_128x256_w64x64_k64_s3", launch_mma_ldmatrix<Mma16_128x256_k64_3stage>, "FP16 mma.sync, BK = 64 halves, 3 stages",
      mma16_kernel_info<Mma16_128x256_k64_3stage>(), min_cc_of<Mma16_128x256_k64_3stage>()},
+    {"hm_128x256_w64x64_s5", launch_mma_ldmatrix<Mma16_128x256_5stage>, "FP16 mma.sync, 5 stages",
+     mma16_kernel_info<Mma16_128x256_5stage>(), min_cc_of<Mma16_128x256_5stage>()},
+    {"hm_128x128_w64x32_s4", launch_mma_ldmatrix<Mma16_128x128_8warps_4stage>, "FP16 mma.sync, 8 warps of 64x32, 4 stages",
+     mma16_kernel_info<Mma16_128x128_8warps_4stage>(), min_cc_of<Mma16_128x128_8warps_4stage>()},
+    {"hm_64x128_w32x64_s4", launch_mma_ldmatrix<Mma16_64x128_4stage>, "FP16 mma.sync, 4 warps of 32x64: more blocks for small C",
+     mma16_kernel_info<Mma16_64x128_4stage>(), min_cc_of<Mma16_64x128_4stage>()},
 };
 inline const wb::SgemmVariant kTf32Configs[] = {
     {"t_64x64_w32x32_s3", ring<Tf32Wmma64x64_3stage>(), "TF32, 4 warps of 2x2 fragments",
