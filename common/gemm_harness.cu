@@ -123,6 +123,7 @@ struct LtWorkspace;  // tags of the scratch buffers (wb::scratch_buffer)
 struct LtPaddedA;
 struct LtPaddedB;
 struct LtPaddedC;
+struct LtScales;
 
 // The plan of a packed M x N x K problem, or null when the heuristic has no FP8 algorithm for it.
 const LtFp8Plan* lt_fp8_plan(int M, int N, int K) {
@@ -137,6 +138,11 @@ const LtFp8Plan* lt_fp8_plan(int M, int N, int K) {
     const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
     WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
     WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n));
+    // Fast accumulation: the tensor core's own FP8 adds all along K, as chapter 09's kernel does. By
+    // default cuBLASLt moves partial sums into FP32 registers every few k-steps, which is more
+    // accurate and slower: the comparison would not be between the same arithmetic.
+    const int8_t fast_accum = 1;
+    WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accum, sizeof fast_accum));
     // The row-major trick of chapter 07: C^T (N x M) = B^T A^T, all column-major. cuBLASLt's A is
     // our Bt (N x K row-major = column-major K x N, ld K), transposed: B^T, N x K. Its B is our A
     // (column-major K x M = A^T, ld K), not transposed. C^T is column-major N x M, ld N.
@@ -178,6 +184,15 @@ void lt_fp8_run(const LtFp8Plan& p, float alpha, const void* a, const float* sca
 void cublaslt_fp8(int M, int N, int K, float alpha, Fp8Operand A, Fp8Operand Bt, float beta, float* C,
                   cudaStream_t stream) {
     auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    // cuBLASLt answers CUBLAS_STATUS_NOT_SUPPORTED to a scale pointer that is not 16-byte aligned
+    // (cuBLAS 13.1 on the H200): such scales are copied into two aligned slots first.
+    if (!aligned(A.scale) || !aligned(Bt.scale)) {
+        float* slots = static_cast<float*>(scratch_buffer<LtScales>(8 * sizeof(float)));
+        WB_CUDA_CHECK(cudaMemcpyAsync(slots, A.scale, sizeof(float), cudaMemcpyDeviceToDevice, stream));
+        WB_CUDA_CHECK(cudaMemcpyAsync(slots + 4, Bt.scale, sizeof(float), cudaMemcpyDeviceToDevice, stream));
+        A.scale = slots;
+        Bt.scale = slots + 4;
+    }
     // As given, when every operand meets cuBLASLt's FP8 rules (16-byte aligned, rows of multiples
     // of 16 bytes) and it has a kernel for the shape.
     if (aligned(A.data) && aligned(Bt.data) && aligned(C) && K % 16 == 0 && N % 4 == 0)
@@ -279,13 +294,18 @@ struct GemmProblem::Impl {
         const float scales[2] = {e4m3_scale(A.data(), A.size()), e4m3_scale(B.data(), B.size())};
         dA8 = DeviceBuffer<__nv_fp8_e4m3>(A.size());
         dBt8 = DeviceBuffer<__nv_fp8_e4m3>(B.size());
-        dScales = DeviceBuffer<float>(2);
+        dScales = DeviceBuffer<float>(2 * kScaleStride);
         dA8.upload(to_e4m3(A, scales[0], s.m, s.k, false));
         dBt8.upload(to_e4m3(B, scales[1], s.k, s.n, true));
-        dScales.upload(std::vector<float>(scales, scales + 2));
+        std::vector<float> slots(2 * kScaleStride, 0.0f);
+        slots[0] = scales[0];
+        slots[kScaleStride] = scales[1];
+        dScales.upload(slots);
     }
+    // Each scale in its own 16-byte slot: cuBLASLt takes only 16-byte aligned scale pointers.
+    static constexpr int kScaleStride = 4;
     Fp8Operand a8() const { return {dA8.get(), dScales.get()}; }
-    Fp8Operand bt8() const { return {dBt8.get(), dScales.get() + 1}; }
+    Fp8Operand bt8() const { return {dBt8.get(), dScales.get() + kScaleStride}; }
 
     template <class Launch>
     std::vector<float> run_once(Launch&& launch, cudaStream_t stream) {
