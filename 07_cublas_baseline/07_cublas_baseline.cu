@@ -1,6 +1,6 @@
 // 07_cublas_baseline - cuBLAS done right: the row-major trick, SGEMM in three math modes, TF32, FP16
-// and BF16 through cublasGemmEx, and what a handle and a first call cost; then CUTLASS beside it
-// (where CUTLASS was found at build time).
+// and BF16 through cublasGemmEx, FP8 E4M3 through cublasLtMatmul, and what a handle and a first call
+// cost; then CUTLASS beside it (where CUTLASS was found at build time).
 // Run: make 07 && ./07_cublas_baseline [--size 4096] [--costs-only] [--no-costs] (--help lists all)
 //
 // First the costs (in a fresh process, so "first call" means first), then the size sweep
@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
         {{128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
          {4096, 4096, 4096}, {8192, 8192, 8192}},
         ch07::costs::extra_options(settings),
+        tables.fp8,
     };
     // clang-format on
     const wb::Options opt = wb::parse_or_exit(chapter, argc, argv);

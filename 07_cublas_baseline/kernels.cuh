@@ -24,8 +24,8 @@
 //                 &alpha, B, /*ldb as lda=*/N, A, /*lda as ldb=*/K, &beta, C, /*ldc=*/N);
 //
 // common/gemm_harness.cu holds the launchers every chapter uses as its baseline (wb::cublas_sgemm,
-// wb::cublas_tf32, wb::cublas_hgemm, wb::cublas_bgemm); this chapter lists them as variants and
-// adds the math-mode variants and a deliberately wrong call. After them come the CUTLASS rows,
+// wb::cublas_tf32, wb::cublas_hgemm, wb::cublas_bgemm, and cuBLASLt's wb::cublaslt_fp8); this
+// chapter lists them as variants and adds the math-mode variants and a deliberately wrong call. After them come the CUTLASS rows,
 // where CUTLASS was found at build time (cutlass_gemms.cuh): chapter_tables() below joins both.
 #pragma once
 
@@ -133,6 +133,14 @@ inline const wb::BgemmVariant kBgemmVariants[] = {
     {"gemmex_bf16", wb::cublas_bgemm,
      "cublasGemmEx, BF16 A and B, FP32 C, CUBLAS_COMPUTE_32F: BF16 tensor cores", {}, 80},
 };
+// FP8 has no cublasGemmEx: it is cublasLtMatmul, where the operation, each matrix's layout and the
+// algorithm are separate objects (wb::cublaslt_fp8 makes them once per shape). E4M3 A and B come
+// with one FP32 scale each, passed as device pointers; FP8 kernels exist for "TN" only (cuBLAS's A
+// transposed, its B not): in our row-major terms, B must be given as N x K (Bt), like A along K.
+inline const wb::Fp8gemmVariant kFp8Variants[] = {
+    {"lt_fp8_e4m3", wb::cublaslt_fp8,
+     "cublasLtMatmul, E4M3 A and Bt (TN) with per-tensor scale pointers, FP32 C: FP8 tensor cores", {}, 89},
+};
 // clang-format on
 
 // The chapter's tables as the program runs them: the cuBLAS rows above, then the CUTLASS rows
@@ -142,6 +150,7 @@ struct ChapterTables {
     std::vector<wb::HgemmVariant> hgemm;
     std::vector<wb::BgemmVariant> bgemm;
     std::string not_built;
+    std::vector<wb::Fp8gemmVariant> fp8 = wb::table(kFp8Variants);  // no CUTLASS row
 };
 
 inline ChapterTables chapter_tables() {

@@ -110,6 +110,11 @@ TEST_CASE("07: the variant tables are well formed", "[07]") {
     REQUIRE(bgemm.size() == 1);
     CHECK(bgemm[0].run == wb::cublas_bgemm);
     CHECK(bgemm[0].min_cc >= 80);  // BF16 tensor cores arrived with Ampere
+    const auto fp8 = wb::table(kFp8Variants);
+    REQUIRE(fp8.size() == 1);
+    CHECK(fp8[0].run == wb::cublaslt_fp8);  // the FP8 baseline's own call
+    CHECK(fp8[0].min_cc >= 89);             // FP8 tensor cores arrived with Ada (8.9) and Hopper
+    CHECK(chapter_tables().fp8.size() == fp8.size());
     std::vector<std::string> names;
     for (const auto& v : sgemm) {
         INFO("variant " << v.name);
@@ -125,12 +130,13 @@ TEST_CASE("07: the variant tables are well formed", "[07]") {
         names.push_back(v.name);
     }
     names.push_back(bgemm[0].name);
+    names.push_back(fp8[0].name);
     CHECK(sgemm[0].run == wb::cublas_sgemm);  // the baseline's own call, to see the noise
     CHECK(sgemm[2].precision == wb::Precision::tf32);
     CHECK(sgemm[3].precision == wb::Precision::tf32);
     for (size_t i = 0; i < names.size(); ++i) {
         // The harness prints its baseline rows under these names: a variant must not look like one.
-        for (const char* baseline : {"cublas_sgemm", "cublas_tf32", "cublas_hgemm", "cublas_bgemm"})
+        for (const char* baseline : {"cublas_sgemm", "cublas_tf32", "cublas_hgemm", "cublas_bgemm", "cublaslt_fp8"})
             CHECK(names[i] != baseline);
         for (size_t j = i + 1; j < names.size(); ++j) CHECK(names[i] != names[j]);
     }
@@ -237,6 +243,7 @@ TEST_CASE("07: every mode is right on every shape of the spec", "[gpu][07]") {
     WB_REQUIRE_GPU();
     wb::test::check_variants(wb::table(kSgemmVariants));
     wb::test::check_variants(wb::table(kHgemmVariants));
+    wb::test::check_variants(wb::table(kFp8Variants));  // skipped below compute capability 8.9
 }
 
 TEST_CASE("07: the row-major trick passes; transposing instead of swapping fails", "[gpu][07]") {

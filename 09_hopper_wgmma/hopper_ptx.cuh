@@ -10,6 +10,7 @@
 #include <cuda.h>  // CUtensorMap (a 128-byte opaque descriptor made on the host)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -329,7 +330,30 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t d
         : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
-// One k-step of a 64 x N tile for one warpgroup: k = 16 for FP16/BF16, k = 8 for TF32 (T = float).
+// FP8 E4M3 (step 6): 1-byte inputs, k = 32 per instruction (still 32 bytes of k, like the others).
+// Like TF32, FP8 wgmma has no transpose immediates: the instruction only reads K-major operands
+// from shared memory, so B must arrive as N x K (B^T row-major). The transpose bits exist for
+// 16-bit inputs only because the tensor core can swap 2-byte elements while reading a row of
+// 8 x 16-bit values; it has no such path for bytes. The product of two E4M3 values is exact in
+// FP32; the accumulation inside the tensor core is the only rounding.
+__device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " WB_WGMMA_REGS_64 ", %64, %65, p, 1, 1;\n}\n"
+        : WB_WGMMA_ACC_64(d)
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmma_m64n256k32_e4m3(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 " WB_WGMMA_REGS_128 ", %128, %129, p, 1, 1;\n}\n"
+        : WB_WGMMA_ACC_128(d)
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+// One k-step of a 64 x N tile for one warpgroup: 32 bytes of k, that is k = 16 for FP16/BF16,
+// k = 8 for TF32 (T = float), k = 32 for FP8 E4M3.
 template <class T, int N>
 __device__ __forceinline__ void wgmma_m64(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
     static_assert(N == 128 || N == 256, "the ladder issues n = 128 or n = 256");
@@ -338,6 +362,11 @@ __device__ __forceinline__ void wgmma_m64(float (&d)[N / 2], uint64_t desc_a, ui
             wgmma_m64n128k8_tf32(d, desc_a, desc_b, accumulate);
         else
             wgmma_m64n256k8_tf32(d, desc_a, desc_b, accumulate);
+    } else if constexpr (std::is_same_v<T, __nv_fp8_e4m3>) {
+        if constexpr (N == 128)
+            wgmma_m64n128k32_e4m3(d, desc_a, desc_b, accumulate);
+        else
+            wgmma_m64n256k32_e4m3(d, desc_a, desc_b, accumulate);
     } else {
         if constexpr (N == 128)
             wgmma_m64n128k16<T>(d, desc_a, desc_b, accumulate);

@@ -26,13 +26,16 @@
 //                              shared memory and written by TMA stores, alpha and beta applied
 //   step 6  tf32_persistent    step 4's pipeline on FP32 inputs read as TF32 (m64n256k8), with a
 //                              transposed copy of B (TF32 wgmma has no transposed operand)
+//   step 7  fp8_e4m3           FP8 E4M3 A and B with per-tensor scales (m64n256k32, 32 values of k
+//                              per instruction); B is given as N x K, because FP8 wgmma reads both
+//                              operands K-major; step 4's pipeline with step 5's TMA-store epilogue
 //
 // The files, in reading order: hopper_ptx.cuh (each instruction, wrapped and explained),
 // tensor_maps.cuh (the host side of TMA and the padded copy), wgmma_pipeline.cuh (what every step
 // shares: the configuration, the ring of stages, one stage's copies and wgmmas, the epilogue), then
 // one file per step, each holding that step's configuration and kernel: step1_wgmma_64x128.cuh,
 // step2_wgmma_128x256.cuh, step3_warp_specialized.cuh, step4_persistent.cuh (also step 6's kernel),
-// step5_cluster_multicast.cuh. `diff stepN_*.cuh stepN+1_*.cuh` shows what step N + 1 adds. Last,
+// step5_cluster_multicast.cuh, step7_fp8_e4m3.cuh. `diff stepN_*.cuh stepN+1_*.cuh` shows what step N + 1 adds. Last,
 // this file: the launchers and the ladder table.
 //
 // Any shape: TMA fills boxes that reach past the matrix with zeros, the epilogue guards the edges of
@@ -53,6 +56,7 @@
 #include "step3_warp_specialized.cuh"
 #include "step4_persistent.cuh"
 #include "step5_cluster_multicast.cuh"
+#include "step7_fp8_e4m3.cuh"
 #include "tensor_maps.cuh"
 
 namespace ch09 {
@@ -116,6 +120,21 @@ int resident_clusters() {
     }
 }
 
+// What every launcher tells the epilogue: the shape, alpha and beta, C and how C may be written.
+template <class Cfg>
+void describe_c(WgmmaParams& p, int M, int N, int K, float alpha, float beta, float* C) {
+    p.M = M;
+    p.N = N;
+    p.K = K;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.C = C;
+    p.group_rows = kBand;
+    p.c_pairs = reinterpret_cast<uintptr_t>(C) % 8 == 0 && N % 2 == 0;
+    p.c_tma = Cfg::TMA_STORE && tma_can_read(C, size_t(N));
+    if (p.c_tma) p.map_c = make_tile_map(C, M, N, N, 64, Cfg::C_CHUNK_COLS);
+}
+
 // The shared part of every launcher: make A and B readable by TMA (padded or transposed copies
 // where needed), describe them, and launch KERNEL with the grid the configuration asks for.
 template <class Cfg, auto KERNEL>
@@ -140,16 +159,7 @@ void launch_wgmma(int M, int N, int K, float alpha, const typename Cfg::T* A, co
         const TmaOperand<T> b = tma_operand(B, K, N, scratch + a_elems, stream);
         p.map_b = make_tile_map(b.base, K, N, b.pitch, Cfg::BK, 64);
     }
-    p.M = M;
-    p.N = N;
-    p.K = K;
-    p.alpha = alpha;
-    p.beta = beta;
-    p.C = C;
-    p.group_rows = kBand;
-    p.c_pairs = reinterpret_cast<uintptr_t>(C) % 8 == 0 && N % 2 == 0;
-    p.c_tma = Cfg::TMA_STORE && tma_can_read(C, size_t(N));
-    if (p.c_tma) p.map_c = make_tile_map(C, M, N, N, 64, Cfg::C_CHUNK_COLS);
+    describe_c<Cfg>(p, M, N, K, alpha, beta, C);
 
     const int tiles_m = wb::ceil_div(M, Cfg::BM), tiles_n = wb::ceil_div(N, Cfg::BN);
     dim3 grid;
@@ -173,6 +183,32 @@ void run_step(int M, int N, int K, float alpha, const typename Cfg::T* A, const 
 template <class Cfg>
 wb::KernelInfo info() {
     return {(const void*)kernel_for<Cfg>(), Cfg::THREADS, Cfg::SMEM_BYTES};
+}
+
+// Step 7's launcher (FP8 E4M3): A is M x K, Bt is N x K, both read along K by TMA; a row of
+// fewer than a multiple of 16 bytes (K % 16 != 0) or a pointer off 16 bytes goes through the
+// padded copy, inside the timed call. The scales stay device pointers for the kernel to read.
+template <class Cfg>
+void run_fp8(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand Bt, float beta, float* C,
+             cudaStream_t stream) {
+    using T = typename Cfg::T;
+    static_assert(sizeof(T) == 1 && Cfg::B_K_MAJOR, "an FP8 configuration");
+    const bool pad_a = !tma_can_read(A.data, size_t(K)), pad_b = !tma_can_read(Bt.data, size_t(K));
+    const size_t a_elems = pad_a ? size_t(M) * padded_pitch<T>(K) : 0;
+    const size_t b_elems = pad_b ? size_t(N) * padded_pitch<T>(K) : 0;
+    T* scratch = (pad_a || pad_b) ? static_cast<T*>(pad_workspace(a_elems + b_elems + 16)) : nullptr;
+    const TmaOperand<T> a = tma_operand(A.data, M, K, scratch, stream);
+    const TmaOperand<T> bt = tma_operand(Bt.data, N, K, scratch + a_elems, stream);
+
+    Fp8Params p;
+    p.map_a = make_tile_map(a.base, M, K, a.pitch, Cfg::BM, Cfg::BK);
+    p.map_b = make_tile_map(bt.base, N, K, bt.pitch, Cfg::BN, Cfg::BK);
+    describe_c<Cfg>(p, M, N, K, alpha, beta, C);
+    p.scale_a = A.scale;
+    p.scale_b = Bt.scale;
+    const int tiles = wb::ceil_div(M, Cfg::BM) * wb::ceil_div(N, Cfg::BN);
+    const dim3 grid(std::min(tiles, wb::current_device().sms));  // persistent: one block per SM at most
+    wb::launch_tiled<fp8_persistent_kernel<Cfg>, Cfg::THREADS, Cfg::SMEM_BYTES>(p, grid, stream);
 }
 
 // ---- The ladder ---------------------------------------------------------------------------------------
@@ -207,6 +243,16 @@ inline const std::vector<wb::SgemmVariant> kTf32Variants = {
     {"tf32_persistent", run_step<Persistent128x256<float>>,
      "step 4's pipeline on FP32 inputs read as TF32 (m64n256k8), B transposed first", wb::Precision::tf32,
      info<Persistent128x256<float>>(), 90},
+};
+
+// Step 7: FP8 E4M3 inputs with per-tensor scales (m64n256k32), B given as N x K, step 4's
+// persistent pipeline with step 5's TMA-store epilogue.
+inline const std::vector<wb::Fp8gemmVariant> kFp8Variants = {
+    {"fp8_e4m3", run_fp8<Fp8Persistent128x256>,
+     "E4M3 A and B^T (N x K) with per-tensor scales, m64n256k32; step 4's pipeline, step 5's TMA-store epilogue",
+     {(const void*)fp8_persistent_kernel<Fp8Persistent128x256>, Fp8Persistent128x256::THREADS,
+      Fp8Persistent128x256::SMEM_BYTES},
+     90},
 };
 
 }  // namespace ch09

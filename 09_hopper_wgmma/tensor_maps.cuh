@@ -10,6 +10,7 @@
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -50,6 +51,9 @@ template <class T>
 constexpr CUtensorMapDataType tma_type() {
     if constexpr (std::is_same_v<T, __half>) return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     else if constexpr (std::is_same_v<T, __nv_bfloat16>) return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    // TMA has no FP8 type: it only moves bytes, so 1-byte elements are described as UINT8 (the
+    // 128-byte swizzle then holds 128 of them per row).
+    else if constexpr (sizeof(T) == 1) return CU_TENSOR_MAP_DATA_TYPE_UINT8;
     else return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }
 
@@ -87,7 +91,7 @@ CUtensorMap make_tile_map(const T* base, uint64_t rows, uint64_t cols, uint64_t 
 
 // ---- The padded copy: shapes TMA cannot describe ---------------------------------------------------
 // An FP16/BF16 A whose K is not a multiple of 8 has rows that are not a multiple of 16 bytes (B
-// likewise with N), and a pointer may sit off a 16-byte boundary. Such a matrix is copied into a
+// likewise with N; FP8: K not a multiple of 16), and a pointer may sit off a 16-byte boundary. Such a matrix is copied into a
 // buffer whose pitch is
 // rounded up to 16 bytes; only the first `cols` entries of each row are written, because the
 // tensor map still says the matrix is `cols` wide and TMA fills the rest of a box with zeros.

@@ -1,9 +1,10 @@
-// test_09_hopper_wgmma - every step of the Hopper ladder, FP16 and BF16, against the
-// double-precision reference: the spec's shapes, shapes TMA cannot describe (the padded copy),
+// test_09_hopper_wgmma - every step of the Hopper ladder, FP16, BF16, TF32 and FP8 E4M3, against
+// the double-precision reference: the spec's shapes, shapes TMA cannot describe (the padded copy),
 // misaligned pointers, rings that wrap many times, persistent blocks with many tiles each, and
 // planted bugs the check must catch. CPU checks: the descriptor bits, the padding rule, the
-// shared-memory budgets, the exit statuses.
+// shared-memory budgets, the exit statuses, E4M3 rounding and the FP8 error bound.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -53,6 +54,30 @@ void drops_last_k(int M, int N, int K, float alpha, const T* A, const T* B, floa
 template <class T>
 void shifted_rows(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C, cudaStream_t st) {
     run_step<Wgmma64x128<T>>(M - 1, N, K, alpha, A + K, B, beta, C, st);
+}
+
+// Step 7 with K cut short by one wgmma (32 values of k), and with the scales left out.
+void fp8_drops_last_k(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand Bt, float beta, float* C,
+                      cudaStream_t st) {
+    run_fp8<Fp8Persistent128x256>(M, N, K > 32 ? K - 32 : K, alpha, A, Bt, beta, C, st);
+}
+__device__ float kOne = 1.0f;
+void fp8_unscaled(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand Bt, float beta, float* C,
+                  cudaStream_t st) {
+    float* one = nullptr;
+    WB_CUDA_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&one), kOne));
+    run_fp8<Fp8Persistent128x256>(M, N, K, alpha, {A.data, one}, {Bt.data, one}, beta, C, st);
+}
+
+// Shapes aimed at the FP8 step: k-steps of 32 values, rows of 16 bytes for TMA.
+std::vector<wb::test::GemmCase> fp8_cases() {
+    return {
+        {{64, 128, 16}, 1.0f, 0.0f, "K = 16: rows TMA reads, half of one wgmma's k"},
+        {{64, 128, 31}, 1.0f, 0.0f, "K = 31: not a multiple of 16 (padded copy) nor of 32"},
+        {{97, 251, 48}, 0.5f, 1.5f, "K = 48: one and a half wgmmas, beta != 0"},
+        {{131, 263, 130}, 1.0f, 0.0f, "K = 130: two k-tiles of 128, the second almost empty"},
+        {{300, 500, 1040}, 1.0f, 0.0f, "K = 1040: the ring wraps twice"},
+    };
 }
 
 }  // namespace
@@ -119,6 +144,157 @@ TEST_CASE("09: the check catches planted bugs", "[gpu][09]") {
     }
 }
 
+TEST_CASE("09: step 7 (FP8 E4M3) and cuBLASLt's FP8 GEMM are right on every shape", "[gpu][09]") {
+    REQUIRE_HOPPER();
+    wb::test::check_variants(kFp8Variants);
+    wb::test::check_variants(kFp8Variants, hopper_cases(), 24);
+    wb::test::check_variants(kFp8Variants, fp8_cases(), 25);
+    const std::vector<wb::Fp8gemmVariant> lt = {{"cublaslt_fp8", wb::cublaslt_fp8, "the baseline", {}, 89}};
+    wb::test::check_variants(lt, fp8_cases(), 26);
+    wb::test::check_variants(lt, {{{17, 31, 7}, 0.5f, 2.0f, "primes, beta != 0"}}, 27);
+}
+
+TEST_CASE("09: step 7 reads FP8 operands from any address", "[gpu][09]") {
+    REQUIRE_HOPPER();
+    // A and Bt one byte past an aligned start (TMA cannot read them there): both padded copies.
+    const wb::Shape s{100, 136, 64};
+    std::vector<float> A(size_t(s.m) * s.k), B(size_t(s.k) * s.n);
+    wb::fill_random(A.data(), A.size(), 6, 1);
+    wb::fill_random(B.data(), B.size(), 6, 2);
+    const float scales[2] = {wb::e4m3_scale(A.data(), A.size()), wb::e4m3_scale(B.data(), B.size())};
+    const std::vector<__nv_fp8_e4m3> qA = wb::to_e4m3(A, scales[0], s.m, s.k, false);
+    const std::vector<__nv_fp8_e4m3> qBt = wb::to_e4m3(B, scales[1], s.k, s.n, true);
+    wb::round_to(wb::Precision::fp8_e4m3, A);
+    wb::round_to(wb::Precision::fp8_e4m3, B);
+    wb::DeviceBuffer<__nv_fp8_e4m3> dA(qA.size() + 16), dBt(qBt.size() + 16);
+    wb::DeviceBuffer<float> dC(size_t(s.m) * s.n), dScales(2);
+    WB_CUDA_CHECK(cudaMemcpy(dA.get() + 1, qA.data(), qA.size(), cudaMemcpyHostToDevice));
+    WB_CUDA_CHECK(cudaMemcpy(dBt.get() + 1, qBt.data(), qBt.size(), cudaMemcpyHostToDevice));
+    dScales.upload(std::vector<float>(scales, scales + 2));
+    wb::GemmView g;
+    g.s = s;
+    g.A = A.data();
+    g.B = B.data();
+    std::vector<double> value, scale;
+    wb::reference_full(g, value, scale);
+    // The kernel, and cuBLASLt's baseline, which must also cope with the scale of Bt 4 bytes past
+    // a 16-byte boundary (cuBLASLt itself takes only aligned scale pointers).
+    for (Fp8gemmFn run : {kFp8Variants[0].run, &wb::cublaslt_fp8}) {
+        WB_CUDA_CHECK(cudaMemset(dC.get(), 0xFF, dC.size() * sizeof(float)));
+        run(s.m, s.n, s.k, 1.0f, {dA.get() + 1, dScales.get()}, {dBt.get() + 1, dScales.get() + 1}, 0.0f, dC.get(), 0);
+        WB_CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<float> out = dC.download();
+        const wb::CheckResult r =
+            wb::check_full(out.data(), s.m, s.n, value, scale, wb::tolerance_for(wb::Precision::fp8_e4m3, s.k));
+        INFO((run == &wb::cublaslt_fp8 ? "cublaslt_fp8: " : "fp8_e4m3: ") << r.describe());
+        CHECK(r.pass);
+    }
+}
+
+TEST_CASE("09: the FP8 check catches planted bugs", "[gpu][09]") {
+    REQUIRE_HOPPER();
+    for (wb::Shape s : {wb::Shape{300, 520, 200}, wb::Shape{129, 257, 96}}) {
+        INFO("shape " << wb::to_string(s));
+        wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
+        CHECK(prob.verify(run_fp8<Fp8Persistent128x256>).pass);
+        CHECK_FALSE(prob.verify(fp8_drops_last_k).pass);
+        CHECK_FALSE(prob.verify(fp8_unscaled).pass);
+    }
+}
+
+TEST_CASE("09: E4M3 rounding: every value round-trips, ties go to even, 448 saturates, NaN stays", "[09]") {
+    int nans = 0;
+    for (int b = 0; b < 256; ++b) {
+        const float v = wb::e4m3_value(uint8_t(b));
+        if (std::isnan(v)) {
+            ++nans;
+            CHECK((b & 0x7F) == 0x7F);
+            continue;
+        }
+        INFO("byte " << b << " value " << v);
+        CHECK(wb::e4m3_bits(v) == b);  // -0 included: its sign bit survives
+        // CUDA's own conversion agrees on every representable value.
+        CHECK(__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3) == b);
+    }
+    CHECK(nans == 2);
+    CHECK(wb::e4m3_value(0x7E) == 448.0f);
+    CHECK(wb::e4m3_value(0x08) == std::ldexp(1.0f, -6));  // smallest normal
+    CHECK(wb::e4m3_value(0x01) == std::ldexp(1.0f, -9));  // smallest subnormal
+    // Ties to even: 1 + 1/16 lies halfway between 1 and 1.125; 1 + 3/16 between 1.125 and 1.25.
+    CHECK(wb::round_to_e4m3(1.0625f) == 1.0f);
+    CHECK(wb::round_to_e4m3(1.1875f) == 1.25f);
+    CHECK(wb::round_to_e4m3(std::ldexp(1.0f, -10)) == 0.0f);                        // half the smallest
+    CHECK(wb::round_to_e4m3(3 * std::ldexp(1.0f, -10)) == std::ldexp(1.0f, -8));    // 1.5 subnormal steps
+    // Saturation: anything past 448, Inf included, becomes +-448 (E4M3 has no Inf).
+    for (float big : {448.0f, 449.0f, 464.0f, 480.0f, 1e6f, std::numeric_limits<float>::infinity()}) {
+        CHECK(wb::e4m3_bits(big) == 0x7E);
+        CHECK(wb::e4m3_bits(-big) == 0xFE);
+    }
+    CHECK(wb::e4m3_bits(std::numeric_limits<float>::quiet_NaN()) == 0x7F);
+    CHECK(std::isnan(wb::round_to_e4m3(std::numeric_limits<float>::quiet_NaN())));
+    // The host conversion of CUDA agrees on values between the grid points too.
+    std::vector<float> r(4096);
+    wb::fill_random(r.data(), r.size(), 11, 1);
+    for (size_t i = 0; i < r.size(); ++i) {
+        const float x = r[i] * std::ldexp(1.0f, int(i % 24) - 12);
+        INFO("x = " << x);
+        CHECK(wb::e4m3_bits(x) == __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3));
+    }
+}
+
+TEST_CASE("09: per-tensor scaling maps amax to 448 and the FP8 bound holds for a truncating accumulator", "[09]") {
+    std::vector<float> v(1000);
+    wb::fill_random(v.data(), v.size(), 12, 1);
+    for (float& x : v) x *= 37.0f;
+    float amax = 0;
+    for (float x : v) amax = std::max(amax, std::fabs(x));
+    const float s = wb::e4m3_scale(v.data(), v.size());
+    CHECK(s == amax / 448.0f);
+    CHECK(wb::e4m3_scale(std::vector<float>(8, 0.0f).data(), 8) == 1.0f);  // all zeros: no division by 0
+    std::vector<float> q = v;
+    wb::round_to(wb::Precision::fp8_e4m3, q);
+    for (size_t i = 0; i < v.size(); ++i) {
+        CHECK(std::fabs(q[i]) <= amax * (1 + 1e-6f));
+        // 3 mantissa bits: within 1/16 relative above the subnormals (2^-6 * s).
+        CHECK(std::fabs(q[i] - v[i]) <= std::max(std::fabs(v[i]) / 16, std::ldexp(s, -10)) * (1 + 1e-6f));
+    }
+    // A model of the FP8 tensor core's accumulator: every addition truncated to 14 significant bits.
+    // Correct sums pass the bound; sums missing their last 32 products fail it, where K is small
+    // enough for the bound to see 32 products (the bound grows with K, the missing part does not).
+    auto truncate14 = [](double x) {
+        if (x == 0) return 0.0;
+        int e = 0;
+        std::frexp(x, &e);
+        const double ulp = std::ldexp(1.0, e - 14);
+        return std::trunc(x / ulp) * ulp;
+    };
+    for (int K : {16, 100, 200, 1000, 4096}) {
+        INFO("K = " << K);
+        const wb::Tolerance t = wb::tolerance_for(wb::Precision::fp8_e4m3, K);
+        int caught = 0;
+        for (int trial = 0; trial < 64; ++trial) {
+            std::vector<float> a(K), b(K);
+            wb::fill_random(a.data(), K, 13 + trial, 1);
+            wb::fill_random(b.data(), K, 13 + trial, 2);
+            wb::round_to(wb::Precision::fp8_e4m3, a);
+            wb::round_to(wb::Precision::fp8_e4m3, b);
+            double exact = 0, scale = 0, acc = 0, short_acc = 0;
+            for (int k = 0; k < K; ++k) {
+                exact += double(a[k]) * b[k];
+                scale += std::fabs(double(a[k]) * b[k]);
+                acc = truncate14(acc + double(a[k]) * b[k]);
+                if (k < K - 32) short_acc = acc;
+            }
+            CHECK(std::fabs(double(float(acc)) - exact) <= t.factor * scale + t.tiny);
+            caught += std::fabs(short_acc - exact) > t.factor * scale + t.tiny;
+        }
+        if (K <= 200) CHECK(caught > 32);
+    }
+    // The bound is wider than FP16's (2^-13 against 2^-23 per addition) and grows with K.
+    CHECK(wb::tolerance_for(wb::Precision::fp8_e4m3, 1000).factor > wb::tolerance_for(wb::Precision::fp16, 1000).factor);
+    CHECK(wb::tolerance_for(wb::Precision::fp8_e4m3, 2000).factor > wb::tolerance_for(wb::Precision::fp8_e4m3, 1000).factor);
+}
+
 TEST_CASE("09: the program's exit statuses", "[09]") {
     wb::test::check_program_exit_statuses("09_hopper_wgmma");
 }
@@ -166,6 +342,14 @@ TEST_CASE("09: every step's shared memory and threads fit one H200 block", "[09]
     CHECK_FALSE(Persistent128x256<__nv_bfloat16>::B_K_MAJOR);
     // Registers after setmaxnreg: 128 * 40 (producer) + 256 * 232 (consumers) within the SM's 64 K.
     CHECK(128 * 40 + 2 * 128 * 232 <= 65536);
+    // FP8: 128 values of k per stage (still 128 bytes), 32 per wgmma, B read K-major like TF32's.
+    CHECK(Fp8Persistent128x256::BK == 128);
+    CHECK(Fp8Persistent128x256::K_STEP == 32);
+    CHECK(Fp8Persistent128x256::B_K_MAJOR);
+    CHECK(Fp8Persistent128x256::SMEM_BYTES == Cluster2Persistent128x256<__half>::SMEM_BYTES);
+    CHECK(Fp8Persistent128x256::SMEM_BYTES <= 227 * 1024);
+    CHECK(kFp8Variants.size() == 1);
+    CHECK(kFp8Variants[0].min_cc == 90);
     CHECK(kHgemmVariants.size() == kBgemmVariants.size());
     for (size_t i = 0; i < kHgemmVariants.size(); ++i) {
         CHECK(std::string(kHgemmVariants[i].name) == kBgemmVariants[i].name);

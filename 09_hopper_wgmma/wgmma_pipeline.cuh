@@ -22,10 +22,10 @@
 namespace ch09 {
 
 // ---- One configuration ---------------------------------------------------------------------------
-// T         the input type: __half, __nv_bfloat16, or float (read as TF32)
+// T         the input type: __half, __nv_bfloat16, float (read as TF32) or __nv_fp8_e4m3
 // BM x BN   the tile of C one block computes (per pass of a persistent block)
-// BK        k per stage: 128 bytes of k (64 FP16/BF16 or 32 FP32 values), exactly one row of the
-//           128-byte swizzle
+// BK        k per stage: 128 bytes of k (64 FP16/BF16, 32 FP32 or 128 FP8 values), exactly one row
+//           of the 128-byte swizzle
 // STAGES    slots in the ring: how many k-tiles the copies may run ahead of the math
 // CONSUMERS warpgroups doing math; each owns BM / CONSUMERS rows of the tile (a multiple of 64,
 //           the m of one wgmma)
@@ -42,10 +42,11 @@ struct WgmmaTiling {
     using T = T_;
     static constexpr int ELEM = sizeof(T);  // bytes of one input element
     static constexpr int BM = BM_, BN = BN_, BK = 128 / ELEM, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
-    static constexpr int K_STEP = 32 / ELEM;  // k of one wgmma: 16 (FP16/BF16) or 8 (TF32), 32 bytes
+    static constexpr int K_STEP = 32 / ELEM;  // k of one wgmma, 32 bytes: 16 (FP16/BF16), 8 (TF32), 32 (FP8)
     // B is row-major K x N. FP16/BF16 wgmma reads it as it is ("MN-major", trans-b = 1); TF32 has
-    // no transpose, so it gets a transposed copy, N x K ("K-major", like A).
-    static constexpr bool B_K_MAJOR = std::is_same_v<T, float>;
+    // no transpose, so it gets a transposed copy, N x K ("K-major", like A). FP8 has no transpose
+    // either, and its B arrives as N x K already (step 6).
+    static constexpr bool B_K_MAJOR = std::is_same_v<T, float> || ELEM == 1;
     static constexpr bool PRODUCER = PRODUCER_, PERSISTENT = PERSISTENT_, TMA_STORE = TMA_STORE_;
     static constexpr int CLUSTER = CLUSTER_;
     static constexpr int WG_ROWS = BM / CONSUMERS;  // rows of C per consumer warpgroup
@@ -82,7 +83,7 @@ struct WgmmaTiling {
 // straight from the kernel's parameter memory.
 struct WgmmaParams {
     CUtensorMap map_a;  // A: M rows x K columns, boxes of BM x BK (128 bytes of k)
-    CUtensorMap map_b;  // B: K rows x N columns, boxes of BK x 64 (TF32: B transposed, N x K, boxes of BN x BK)
+    CUtensorMap map_b;  // B: K rows x N columns, boxes of BK x 64 (TF32, FP8: B^T, N x K, boxes of BN x BK)
     int M, N, K;
     float alpha, beta;
     float* C;

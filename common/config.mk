@@ -43,7 +43,7 @@ GIT_COMMIT ?= $(shell git -C $(WB_ROOT) rev-parse --short=12 HEAD 2>/dev/null ||
 OPT ?= -O3
 WB_CXXFLAGS = -std=c++17 $(OPT) -Wall -Wextra -I$(WB_COMMON) -I$(CUDA_PATH)/include $(CXXFLAGS)
 WB_NVCCFLAGS = -std=c++17 $(OPT) -lineinfo $(GENCODE) -Xcompiler -Wall,-Wextra -I$(WB_COMMON) $(NVCCFLAGS)
-WB_LDLIBS = $(LDFLAGS) -lcublas -lpthread -ldl
+WB_LDLIBS = $(LDFLAGS) -lcublas -lcublasLt -lpthread -ldl
 
 # Catch2 v3 where both are, else v2. A CATCH2_INC that holds neither is reported, not passed over.
 CATCH2_HEADER := $(firstword $(foreach h,catch_test_macros.hpp catch.hpp,\

@@ -1,5 +1,8 @@
 // gemm_harness.cu - see gemm_harness.cuh.
+#include <cublasLt.h>
+
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -35,6 +38,17 @@ std::vector<__nv_bfloat16> to_bf16(const std::vector<float>& v) {
         h[i] = __nv_bfloat16(raw);
     }
     return h;
+}
+
+std::vector<__nv_fp8_e4m3> to_e4m3(const std::vector<float>& v, float scale, int rows, int cols, bool transpose) {
+    std::vector<__nv_fp8_e4m3> q(v.size());
+    for (size_t r = 0; r < size_t(rows); ++r)
+        for (size_t c = 0; c < size_t(cols); ++c) {
+            __nv_fp8_storage_t bits = e4m3_bits(v[r * cols + c] / scale);  // the reference's rounding
+            __nv_fp8_e4m3& out = transpose ? q[c * rows + r] : q[r * cols + c];
+            out.__x = bits;
+        }
+    return q;
 }
 
 // ---- cuBLAS ----------------------------------------------------------------------------------
@@ -85,6 +99,132 @@ void cublas_bgemm(int M, int N, int K, float alpha, const __nv_bfloat16* A, cons
                                  CUBLAS_GEMM_DEFAULT));
 }
 
+namespace {
+
+cublasLtHandle_t cublaslt_handle() {
+    static cublasLtHandle_t handle = [] {
+        cublasLtHandle_t h = nullptr;
+        WB_CUBLAS_CHECK(cublasLtCreate(&h));
+        return h;
+    }();
+    return handle;
+}
+
+// One cuBLASLt FP8 problem described once: the operation, the three layouts, the algorithm the
+// heuristic picked. Describing costs host time that would otherwise fall inside every timed call.
+struct LtFp8Plan {
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo = {};
+};
+
+constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
+struct LtWorkspace;  // tags of the scratch buffers (wb::scratch_buffer)
+struct LtPaddedA;
+struct LtPaddedB;
+struct LtPaddedC;
+struct LtScales;
+
+// The plan of a packed M x N x K problem, or null when the heuristic has no FP8 algorithm for it.
+const LtFp8Plan* lt_fp8_plan(int M, int N, int K) {
+    static std::map<std::array<int, 3>, LtFp8Plan> plans;  // lives as long as the process
+    static std::set<std::array<int, 3>> none;
+    const std::array<int, 3> key = {M, N, K};
+    if (none.count(key)) return nullptr;
+    auto found = plans.find(key);
+    if (found != plans.end()) return &found->second;
+    LtFp8Plan p;
+    WB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
+    WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
+    WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n));
+    // Fast accumulation: the tensor core's own FP8 adds all along K, as chapter 09's kernel does. By
+    // default cuBLASLt moves partial sums into FP32 registers every few k-steps, which is more
+    // accurate and slower: the comparison would not be between the same arithmetic.
+    const int8_t fast_accum = 1;
+    WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accum, sizeof fast_accum));
+    // The row-major trick of chapter 07: C^T (N x M) = B^T A^T, all column-major. cuBLASLt's A is
+    // our Bt (N x K row-major = column-major K x N, ld K), transposed: B^T, N x K. Its B is our A
+    // (column-major K x M = A^T, ld K), not transposed. C^T is column-major N x M, ld N.
+    WB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_8F_E4M3, K, N, K));
+    WB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_8F_E4M3, K, M, K));
+    WB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, N, M, N));
+    cublasLtMatmulPreference_t pref = nullptr;
+    WB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    const size_t ws = kLtWorkspaceBytes;
+    WB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    cublasLtMatmulHeuristicResult_t result = {};
+    int count = 0;
+    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(cublaslt_handle(), p.op, p.a, p.b, p.c, p.c, pref, 1,
+                                                             &result, &count);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS || count == 0) {
+        cublasLtMatrixLayoutDestroy(p.a);
+        cublasLtMatrixLayoutDestroy(p.b);
+        cublasLtMatrixLayoutDestroy(p.c);
+        cublasLtMatmulDescDestroy(p.op);
+        none.insert(key);
+        return nullptr;
+    }
+    p.algo = result.algo;
+    return &plans.emplace(key, p).first->second;
+}
+
+void lt_fp8_run(const LtFp8Plan& p, float alpha, const void* a, const float* scale_a, const void* bt,
+                const float* scale_b, float beta, float* C, cudaStream_t stream) {
+    // The scales: cuBLASLt's A is our Bt, its B our A. They are read on the device at run time.
+    WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b, sizeof scale_b));
+    WB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a, sizeof scale_a));
+    WB_CUBLAS_CHECK(cublasLtMatmul(cublaslt_handle(), p.op, &alpha, bt, p.a, a, p.b, &beta, C, p.c, C, p.c, &p.algo,
+                                   scratch_buffer<LtWorkspace>(kLtWorkspaceBytes), kLtWorkspaceBytes, stream));
+}
+
+}  // namespace
+
+void cublaslt_fp8(int M, int N, int K, float alpha, Fp8Operand A, Fp8Operand Bt, float beta, float* C,
+                  cudaStream_t stream) {
+    auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    // cuBLASLt answers CUBLAS_STATUS_NOT_SUPPORTED to a scale pointer that is not 16-byte aligned
+    // (cuBLAS 13.1 on the H200): such scales are copied into two aligned slots first.
+    if (!aligned(A.scale) || !aligned(Bt.scale)) {
+        float* slots = static_cast<float*>(scratch_buffer<LtScales>(8 * sizeof(float)));
+        WB_CUDA_CHECK(cudaMemcpyAsync(slots, A.scale, sizeof(float), cudaMemcpyDeviceToDevice, stream));
+        WB_CUDA_CHECK(cudaMemcpyAsync(slots + 4, Bt.scale, sizeof(float), cudaMemcpyDeviceToDevice, stream));
+        A.scale = slots;
+        Bt.scale = slots + 4;
+    }
+    // As given, when every operand meets cuBLASLt's FP8 rules (16-byte aligned, rows of multiples
+    // of 16 bytes) and it has a kernel for the shape.
+    if (aligned(A.data) && aligned(Bt.data) && aligned(C) && K % 16 == 0 && N % 4 == 0)
+        if (const LtFp8Plan* p = lt_fp8_plan(M, N, K)) {
+            lt_fp8_run(*p, alpha, A.data, A.scale, Bt.data, Bt.scale, beta, C, stream);
+            return;
+        }
+    // Else the problem padded with zeros to multiples of 16 in M, N and K (zero products add
+    // nothing to a sum), C copied in and out: inside the timed call, like chapter 09's padded copies.
+    auto up16 = [](int x) { return (x + 15) / 16 * 16; };
+    const int M16 = up16(M), N16 = up16(N), K16 = up16(K);
+    const LtFp8Plan* p = lt_fp8_plan(M16, N16, K16);
+    if (!p)
+        throw std::runtime_error("cuBLASLt has no FP8 algorithm for " + std::to_string(M16) + " x " +
+                                 std::to_string(N16) + " x " + std::to_string(K16) +
+                                 " (FP8 needs compute capability 8.9 or newer)");
+    void* a = scratch_buffer<LtPaddedA>(size_t(M16) * K16);
+    void* bt = scratch_buffer<LtPaddedB>(size_t(N16) * K16);
+    float* c = static_cast<float*>(scratch_buffer<LtPaddedC>(size_t(M16) * N16 * sizeof(float)));
+    const size_t row_c = size_t(N) * sizeof(float), pitch_c = size_t(N16) * sizeof(float);
+    WB_CUDA_CHECK(cudaMemsetAsync(a, 0, size_t(M16) * K16, stream));
+    WB_CUDA_CHECK(cudaMemsetAsync(bt, 0, size_t(N16) * K16, stream));
+    WB_CUDA_CHECK(cudaMemcpy2DAsync(a, K16, A.data, K, K, M, cudaMemcpyDeviceToDevice, stream));
+    WB_CUDA_CHECK(cudaMemcpy2DAsync(bt, K16, Bt.data, K, K, N, cudaMemcpyDeviceToDevice, stream));
+    if (beta != 0.0f)
+        WB_CUDA_CHECK(cudaMemcpy2DAsync(c, pitch_c, C, row_c, row_c, M, cudaMemcpyDeviceToDevice, stream));
+    else  // C may hold NaN: its padded copy starts from zeros, not from what the buffer held before
+        WB_CUDA_CHECK(cudaMemsetAsync(c, 0, size_t(M16) * pitch_c, stream));
+    lt_fp8_run(*p, alpha, a, A.scale, bt, Bt.scale, beta, c, stream);
+    WB_CUDA_CHECK(cudaMemcpy2DAsync(C, row_c, c, pitch_c, row_c, M, cudaMemcpyDeviceToDevice, stream));
+}
+
 // ---- GemmProblem -----------------------------------------------------------------------------
 
 namespace {
@@ -100,6 +240,8 @@ struct GemmProblem::Impl {
     DeviceBuffer<float> dA, dB, dC, dC0;
     DeviceBuffer<__half> dA16, dB16;  // made on first use by an FP16 variant
     DeviceBuffer<__nv_bfloat16> dAbf, dBbf;  // made on first use by a BF16 variant
+    DeviceBuffer<__nv_fp8_e4m3> dA8, dBt8;   // made on first use by an FP8 variant: A, and B transposed
+    DeviceBuffer<float> dScales;             // scale_a, scale_b
 
     // The reference for one input precision, computed on first use.
     struct Reference {
@@ -145,6 +287,26 @@ struct GemmProblem::Impl {
         dBbf.upload(to_bf16(B));
     }
 
+    // The same scales as round_to(Precision::fp8_e4m3, ...), so the reference's dequantized values
+    // are exactly the device's bytes times these.
+    void ensure_fp8() {
+        if (dA8.get()) return;
+        const float scales[2] = {e4m3_scale(A.data(), A.size()), e4m3_scale(B.data(), B.size())};
+        dA8 = DeviceBuffer<__nv_fp8_e4m3>(A.size());
+        dBt8 = DeviceBuffer<__nv_fp8_e4m3>(B.size());
+        dScales = DeviceBuffer<float>(2 * kScaleStride);
+        dA8.upload(to_e4m3(A, scales[0], s.m, s.k, false));
+        dBt8.upload(to_e4m3(B, scales[1], s.k, s.n, true));
+        std::vector<float> slots(2 * kScaleStride, 0.0f);
+        slots[0] = scales[0];
+        slots[kScaleStride] = scales[1];
+        dScales.upload(slots);
+    }
+    // Each scale in its own 16-byte slot: cuBLASLt takes only 16-byte aligned scale pointers.
+    static constexpr int kScaleStride = 4;
+    Fp8Operand a8() const { return {dA8.get(), dScales.get()}; }
+    Fp8Operand bt8() const { return {dBt8.get(), dScales.get() + kScaleStride}; }
+
     template <class Launch>
     std::vector<float> run_once(Launch&& launch, cudaStream_t stream) {
         reset_output(stream);
@@ -174,6 +336,9 @@ struct GemmProblem::Impl {
             } else if (p == Precision::bf16) {
                 ensure_bf16();
                 r.library = run_once([&](cudaStream_t st) { cublas_bgemm(s.m, s.n, s.k, alpha, dAbf.get(), dBbf.get(), beta, dC.get(), st); }, stream);
+            } else if (p == Precision::fp8_e4m3) {
+                ensure_fp8();
+                r.library = run_once([&](cudaStream_t st) { cublaslt_fp8(s.m, s.n, s.k, alpha, a8(), bt8(), beta, dC.get(), st); }, stream);
             } else {
                 SgemmFn lib = p == Precision::tf32 ? cublas_tf32 : cublas_sgemm;
                 r.library = run_once([&](cudaStream_t st) { lib(s.m, s.n, s.k, alpha, dA.get(), dB.get(), beta, dC.get(), st); }, stream);
@@ -221,11 +386,12 @@ GemmProblem::GemmProblem(Shape shape, float alpha, float beta, uint64_t seed)
 
 GemmProblem::~GemmProblem() = default;
 
-size_t GemmProblem::device_bytes(Shape s, float beta, int copies16) {
+size_t GemmProblem::device_bytes(Shape s, float beta, int copies16, bool fp8) {
     const size_t a = size_t(s.m) * s.k, b = size_t(s.k) * s.n, c = size_t(s.m) * s.n;
     size_t bytes = (a + b + c) * sizeof(float);
     if (beta != 0.0f) bytes += c * sizeof(float);
     bytes += size_t(copies16) * (a + b) * sizeof(__half);
+    if (fp8) bytes += a + b;
     return bytes + (64u << 20);  // cuBLAS workspace and context slack
 }
 
@@ -253,6 +419,14 @@ CheckResult GemmProblem::verify(BgemmFn run, cudaStream_t stream) {
     return d.check(Precision::bf16, C, stream);
 }
 
+CheckResult GemmProblem::verify(Fp8gemmFn run, cudaStream_t stream) {
+    Impl& d = *impl_;
+    d.ensure_fp8();
+    const std::vector<float> C = d.run_once([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.a8(), d.bt8(), d.beta, d.dC.get(), st); }, stream);
+    return d.check(Precision::fp8_e4m3, C, stream);
+}
+
+CheckResult GemmProblem::verify(const Fp8gemmVariant& v, cudaStream_t stream) { return verify(v.run, stream); }
 CheckResult GemmProblem::verify(const SgemmVariant& v, cudaStream_t stream) { return verify(v.run, v.precision, stream); }
 CheckResult GemmProblem::verify(const HgemmVariant& v, cudaStream_t stream) { return verify(v.run, stream); }
 CheckResult GemmProblem::verify(const BgemmVariant& v, cudaStream_t stream) { return verify(v.run, stream); }
@@ -266,6 +440,10 @@ Timing GemmProblem::time(HgemmFn run, int warmup, int reps, cudaStream_t stream)
 }
 
 Timing GemmProblem::time(BgemmFn run, int warmup, int reps, cudaStream_t stream) {
+    return time_launches(launch(run), warmup, reps, stream);
+}
+
+Timing GemmProblem::time(Fp8gemmFn run, int warmup, int reps, cudaStream_t stream) {
     return time_launches(launch(run), warmup, reps, stream);
 }
 
@@ -284,6 +462,12 @@ std::function<void(cudaStream_t)> GemmProblem::launch(BgemmFn run) {
     Impl& d = *impl_;
     d.ensure_bf16();
     return [&d, run](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get(), st); };
+}
+
+std::function<void(cudaStream_t)> GemmProblem::launch(Fp8gemmFn run) {
+    Impl& d = *impl_;
+    d.ensure_fp8();
+    return [&d, run](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.a8(), d.bt8(), d.beta, d.dC.get(), st); };
 }
 
 // ---- the chapter program -----------------------------------------------------------------------
@@ -332,6 +516,7 @@ Options parse_or_exit(const Chapter& ch, int argc, char** argv) {
         for (const SgemmVariant& v : ch.sgemm) std::printf("  %-24s %s: %s\n", v.name, to_string(v.precision), v.what);
         for (const HgemmVariant& v : ch.hgemm) std::printf("  %-24s fp16: %s\n", v.name, v.what);
         for (const BgemmVariant& v : ch.bgemm) std::printf("  %-24s bf16: %s\n", v.name, v.what);
+        for (const Fp8gemmVariant& v : ch.fp8) std::printf("  %-24s fp8_e4m3: %s\n", v.name, v.what);
         std::exit(kExitOk);
     }
     if (opt.shapes.empty()) opt.shapes = ch.default_shapes;
@@ -341,11 +526,13 @@ Options parse_or_exit(const Chapter& ch, int argc, char** argv) {
             for (const SgemmVariant& v : ch.sgemm) known = known || name == v.name;
             for (const HgemmVariant& v : ch.hgemm) known = known || name == v.name;
             for (const BgemmVariant& v : ch.bgemm) known = known || name == v.name;
+            for (const Fp8gemmVariant& v : ch.fp8) known = known || name == v.name;
             if (!known) {
                 std::string names;
                 for (const SgemmVariant& v : ch.sgemm) names += std::string(names.empty() ? "" : ", ") + v.name;
                 for (const HgemmVariant& v : ch.hgemm) names += std::string(names.empty() ? "" : ", ") + v.name;
                 for (const BgemmVariant& v : ch.bgemm) names += std::string(names.empty() ? "" : ", ") + v.name;
+                for (const Fp8gemmVariant& v : ch.fp8) names += std::string(names.empty() ? "" : ", ") + v.name;
                 std::fprintf(stderr, "%s: error: unknown variant '%s' (this chapter has: %s)\n",
                              ch.name.c_str(), name.c_str(), names.c_str());
                 std::exit(kExitBadInput);
@@ -378,6 +565,7 @@ void print_kernel_resources(const Chapter& ch, const DeviceFacts& dev) {
     for (const SgemmVariant& v : ch.sgemm) print(v.name, v.info, v.min_cc);
     for (const HgemmVariant& v : ch.hgemm) print(v.name, v.info, v.min_cc);
     for (const BgemmVariant& v : ch.bgemm) print(v.name, v.info, v.min_cc);
+    for (const Fp8gemmVariant& v : ch.fp8) print(v.name, v.info, v.min_cc);
     if (any) std::printf("\n");
 }
 
@@ -392,16 +580,19 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
     std::vector<const BgemmVariant*> bv;
     for (const HgemmVariant& v : ch.hgemm) if (selected(opt, v.name)) hv.push_back(&v);
     for (const BgemmVariant& v : ch.bgemm) if (selected(opt, v.name)) bv.push_back(&v);
+    std::vector<const Fp8gemmVariant*> fv;
+    for (const Fp8gemmVariant& v : ch.fp8) if (selected(opt, v.name)) fv.push_back(&v);
     std::set<Precision> precisions;
     for (auto* v : sv) precisions.insert(v->precision);
     if (!hv.empty()) precisions.insert(Precision::fp16);
     if (!bv.empty()) precisions.insert(Precision::bf16);
+    if (!fv.empty()) precisions.insert(Precision::fp8_e4m3);
 
     // Every shape must fit before anything is allocated.
     size_t free_bytes = 0, total_bytes = 0;
     WB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     for (const Shape& s : opt.shapes) {
-        const size_t need = GemmProblem::device_bytes(s, opt.beta, int(!hv.empty()) + int(!bv.empty()));
+        const size_t need = GemmProblem::device_bytes(s, opt.beta, int(!hv.empty()) + int(!bv.empty()), !fv.empty());
         if (need > free_bytes) {
             std::fprintf(stderr, "%s: error: shape %s needs %s of device memory, but only %s of %s is free\n",
                          ch.name.c_str(), to_string(s).c_str(), gib(need).c_str(), gib(free_bytes).c_str(),
@@ -421,10 +612,13 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
                 paired_rounds(opt.reps), kMinRoundMs);
     print_kernel_resources(ch, dev);
 
+    // FP8 tensor cores (compute capability 8.9 and 9.x) run at twice the FP16 rate.
+    const double peak_fp8 = dev.cc_number() >= 89 ? 2 * dev.peak_fp16_tc_gflops : 0.0;
     auto peak_for = [&](Precision p) {
-        return p == Precision::fp32 ? dev.peak_fp32_gflops
-             : p == Precision::tf32 ? dev.peak_tf32_tc_gflops
-                                    : dev.peak_fp16_tc_gflops;  // BF16 runs at the FP16 rate
+        return p == Precision::fp32       ? dev.peak_fp32_gflops
+               : p == Precision::tf32     ? dev.peak_tf32_tc_gflops
+               : p == Precision::fp8_e4m3 ? peak_fp8
+                                          : dev.peak_fp16_tc_gflops;  // BF16 runs at the FP16 rate
     };
 
     ResultTable table("cuBLAS");
@@ -434,7 +628,8 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
 
     for (const Shape& s : opt.shapes) {
         GemmProblem prob(s, opt.alpha, opt.beta, opt.seed);
-        double baseline[kPrecisionCount] = {-1, -1, -1, -1};
+        double baseline[kPrecisionCount];
+        std::fill(baseline, baseline + kPrecisionCount, -1.0);
 
         // A paired timing (rounds > 0) carries its own baseline: the row's cuBLAS rate is that of
         // the baseline's launches interleaved with the variant's, and % of cuBLAS is the median of
@@ -517,15 +712,18 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
         // The baselines first, alone: their own rows, and the check that each can run here.
         auto sgemm_lib = [](Precision p) { return p == Precision::tf32 ? SgemmFn(cublas_tf32) : SgemmFn(cublas_sgemm); };
         auto baseline_of = [&](Precision p) {
-            return p == Precision::fp16   ? prob.launch(cublas_hgemm)
-                   : p == Precision::bf16 ? prob.launch(cublas_bgemm)
-                                          : prob.launch(sgemm_lib(p));
+            return p == Precision::fp16       ? prob.launch(cublas_hgemm)
+                   : p == Precision::bf16     ? prob.launch(cublas_bgemm)
+                   : p == Precision::fp8_e4m3 ? prob.launch(cublaslt_fp8)
+                                              : prob.launch(sgemm_lib(p));
         };
         for (Precision p : precisions) {
             if (p == Precision::fp16)
                 measure("cublas_hgemm", p, 0, [&] { return prob.verify(cublas_hgemm, stream); }, baseline_of(p), {});
             else if (p == Precision::bf16)
                 measure("cublas_bgemm", p, 80, [&] { return prob.verify(cublas_bgemm, stream); }, baseline_of(p), {});
+            else if (p == Precision::fp8_e4m3)
+                measure("cublaslt_fp8", p, 89, [&] { return prob.verify(cublaslt_fp8, stream); }, baseline_of(p), {});
             else
                 measure(p == Precision::tf32 ? "cublas_tf32" : "cublas_sgemm", p, p == Precision::tf32 ? 80 : 0,
                         [&] { return prob.verify(sgemm_lib(p), p, stream); }, baseline_of(p), {});
@@ -539,6 +737,9 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
         for (const BgemmVariant* v : bv)
             measure(v->name, Precision::bf16, v->min_cc, [&] { return prob.verify(*v, stream); }, prob.launch(v->run),
                     baseline_of(Precision::bf16));
+        for (const Fp8gemmVariant* v : fv)
+            measure(v->name, Precision::fp8_e4m3, v->min_cc, [&] { return prob.verify(*v, stream); },
+                    prob.launch(v->run), baseline_of(Precision::fp8_e4m3));
     }
     if (opt.energy && !EnergyMeter::get().ready())
         std::printf("\nno energy figures (gflops_per_j left empty): %s\n", EnergyMeter::get().why_not().c_str());

@@ -20,6 +20,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <functional>
@@ -43,6 +44,20 @@ using Gemm16Fn = void (*)(int M, int N, int K, float alpha, const T* A, const T*
                           float* C, cudaStream_t stream);
 using HgemmFn = Gemm16Fn<__half>;         // FP16 in, FP32 accumulate
 using BgemmFn = Gemm16Fn<__nv_bfloat16>;  // BF16 in, FP32 accumulate
+
+namespace wb {
+// An FP8 E4M3 operand: its bytes and its per-tensor scale, a device pointer (the value of an entry
+// is byte * *scale; a scale stays on the device, as it comes out of an amax reduction there).
+struct Fp8Operand {
+    const __nv_fp8_e4m3* data;
+    const float* scale;
+};
+}  // namespace wb
+// FP8 E4M3 in, FP32 accumulate, FP32 C: C = alpha * scale_a * scale_b * (A8 * B8) + beta * C. B
+// comes as Bt, N x K row-major (B transposed): FP8 tensor cores read both operands along K, and
+// cuBLASLt's FP8 GEMM asks for the same layout.
+using Fp8gemmFn = void (*)(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand Bt, float beta,
+                           float* C, cudaStream_t stream);
 
 namespace wb {
 
@@ -75,6 +90,15 @@ struct Gemm16Variant {
 using HgemmVariant = Gemm16Variant<__half>;
 using BgemmVariant = Gemm16Variant<__nv_bfloat16>;
 
+// A variant on FP8 E4M3 inputs with per-tensor scales (precision fp8_e4m3).
+struct Fp8gemmVariant {
+    const char* name;
+    Fp8gemmFn run;
+    const char* what;
+    KernelInfo info = {};
+    int min_cc = 0;
+};
+
 // A variant table as a vector: wb::table(kSgemmVariants).
 template <class T, size_t N>
 std::vector<T> table(const T (&rows)[N]) {
@@ -88,6 +112,7 @@ struct Chapter {
     std::vector<BgemmVariant> bgemm = {};
     std::vector<Shape> default_shapes = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}};
     std::vector<ExtraOption> extras = {};
+    std::vector<Fp8gemmVariant> fp8 = {};  // last, so that the chapters' brace lists above stay valid
 };
 
 // ---- cuBLAS with the row-major trick, as launchers with the chapter signatures ---------------
@@ -102,10 +127,19 @@ void cublas_hgemm(int M, int N, int K, float alpha, const __half* A, const __hal
                   float* C, cudaStream_t stream);  // FP16 in, FP32 accumulate and out
 void cublas_bgemm(int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B,
                   float beta, float* C, cudaStream_t stream);  // BF16 in, FP32 accumulate and out
+// FP8 E4M3 in (scales on the device), FP32 accumulate and out, through cublasLtMatmul: cublasGemmEx
+// has no FP8. cuBLASLt's FP8 kernels want "TN" (its A transposed, its B not) and 16-byte aligned
+// operands with leading dimensions of multiples of 16 bytes; any other shape or address is run as
+// the problem padded with zeros to multiples of 16 (copies in and out inside the call).
+void cublaslt_fp8(int M, int N, int K, float alpha, Fp8Operand A, Fp8Operand Bt, float beta, float* C,
+                  cudaStream_t stream);
 
 // FP32 values rounded to FP16 / BF16 (to nearest even), as the 16-bit variants receive them.
 std::vector<__half> to_half(const std::vector<float>& v);
 std::vector<__nv_bfloat16> to_bf16(const std::vector<float>& v);
+// FP32 values divided by `scale` and rounded to E4M3 (wb::e4m3_bits), optionally transposed: a rows
+// x cols matrix becomes cols x rows (B -> Bt for the FP8 launchers).
+std::vector<__nv_fp8_e4m3> to_e4m3(const std::vector<float>& v, float scale, int rows, int cols, bool transpose);
 
 // ---- device memory ---------------------------------------------------------------------------
 template <class T>
@@ -155,8 +189,8 @@ public:
 
     const Shape& shape() const { return shape_; }
     // Device bytes this problem needs, with `copies16` 16-bit copies of A and B (one per 16-bit
-    // input type the selected variants use: FP16, BF16).
-    static size_t device_bytes(Shape s, float beta, int copies16);
+    // input type the selected variants use: FP16, BF16), and 1-byte copies when `fp8`.
+    static size_t device_bytes(Shape s, float beta, int copies16, bool fp8 = false);
     // True when the reference is computed in full on the CPU (else: sample + cuBLAS).
     static bool full_reference(Shape s);
 
@@ -170,14 +204,20 @@ public:
     CheckResult verify(HgemmFn run, cudaStream_t stream = 0);
     CheckResult verify(const BgemmVariant& v, cudaStream_t stream = 0);
     CheckResult verify(BgemmFn run, cudaStream_t stream = 0);
+    // FP8: A and B quantized with per-tensor scales (amax / 448), B handed over transposed; the
+    // reference is computed from the dequantized values, so quantization error is not counted.
+    CheckResult verify(const Fp8gemmVariant& v, cudaStream_t stream = 0);
+    CheckResult verify(Fp8gemmFn run, cudaStream_t stream = 0);
     Timing time(SgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
     Timing time(HgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
     Timing time(BgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
+    Timing time(Fp8gemmFn run, int warmup, int reps, cudaStream_t stream = 0);
     // One call of `run` on this problem's buffers, as a callable of the stream (for time_paired,
     // the energy meter, or any timing of one's own).
     std::function<void(cudaStream_t)> launch(SgemmFn run);
     std::function<void(cudaStream_t)> launch(HgemmFn run);
     std::function<void(cudaStream_t)> launch(BgemmFn run);
+    std::function<void(cudaStream_t)> launch(Fp8gemmFn run);
 
 private:
     struct Impl;

@@ -15,6 +15,7 @@ const char* to_string(Precision p) {
         case Precision::tf32: return "tf32";
         case Precision::fp16: return "fp16";
         case Precision::bf16: return "bf16";
+        case Precision::fp8_e4m3: return "fp8_e4m3";
         default: return "fp32";
     }
 }
@@ -122,12 +123,49 @@ float round_to_bf16(float x) {
 
 uint16_t bf16_bits(float x) { return static_cast<uint16_t>(float_to_bits(round_to_bf16(x)) >> 16); }
 
+uint8_t e4m3_bits(float x) {
+    const uint8_t sign = std::signbit(x) ? 0x80u : 0x00u;
+    if (std::isnan(x)) return static_cast<uint8_t>(sign | 0x7Fu);
+    const float a = std::fabs(x);
+    if (a >= kE4m3Max) return static_cast<uint8_t>(sign | 0x7Eu);  // 1111.110 = 1.75 * 2^8
+    int e = 0;
+    std::frexp(a, &e);                                 // leading bit of a has weight 2^(e-1)
+    const int lead = std::max(e - 1, -6);              // below 2^-6 the spacing stays 2^-9
+    const float spacing = std::ldexp(1.0f, lead - 3);  // 3 mantissa bits after the leading one
+    const float r = std::nearbyint(a / spacing) * spacing;  // ties to even; at most 448 here
+    if (r < 0.015625f)  // subnormal (or zero): r = m * 2^-9, exponent field 0
+        return static_cast<uint8_t>(sign | static_cast<uint32_t>(r * 512.0f));
+    const float f = std::frexp(r, &e);  // r = f * 2^e, f in [0.5, 1)
+    const uint32_t exponent = static_cast<uint32_t>(e - 1 + 7);
+    const uint32_t mantissa = static_cast<uint32_t>((f * 2.0f - 1.0f) * 8.0f);
+    return static_cast<uint8_t>(sign | (exponent << 3) | mantissa);
+}
+
+float e4m3_value(uint8_t bits) {
+    const float sign = (bits & 0x80u) ? -1.0f : 1.0f;
+    const int exponent = (bits >> 3) & 0xF, mantissa = bits & 0x7;
+    if (exponent == 0xF && mantissa == 0x7) return NAN;
+    if (exponent == 0) return sign * std::ldexp(float(mantissa), -9);
+    return sign * std::ldexp(1.0f + mantissa / 8.0f, exponent - 7);
+}
+
+float e4m3_scale(const float* v, size_t count) {
+    float amax = 0.0f;
+    for (size_t i = 0; i < count; ++i) amax = std::max(amax, std::fabs(v[i]));  // NaN is skipped
+    return (amax > 0.0f && std::isfinite(amax)) ? amax / kE4m3Max : 1.0f;
+}
+
 void round_to(Precision p, std::vector<float>& v) {
     switch (p) {
         case Precision::fp32: return;
         case Precision::tf32: for (float& x : v) x = round_to_tf32(x); return;
         case Precision::fp16: for (float& x : v) x = round_to_fp16(x); return;
         case Precision::bf16: for (float& x : v) x = round_to_bf16(x); return;
+        case Precision::fp8_e4m3: {
+            const float s = e4m3_scale(v.data(), v.size());
+            for (float& x : v) x = round_to_e4m3(x / s) * s;
+            return;
+        }
     }
 }
 
@@ -199,11 +237,20 @@ std::vector<RefEntry> reference_sample(const GemmView& g, size_t count, uint64_t
 
 Tolerance tolerance_for(Precision p, int K) {
     // Unit roundoff of the accumulation: IEEE FP32 on the CUDA cores rounds to nearest (2^-24);
-    // tensor cores may truncate inside their dot products, which doubles it (2^-23).
-    const double u = (p == Precision::fp32) ? std::ldexp(1.0, -24) : std::ldexp(1.0, -23);
+    // tensor cores may truncate inside their dot products, which doubles it (2^-23). Hopper's
+    // tensor core keeps only about 14 significant bits when it accumulates FP8 products, and
+    // truncates (measured by others: the accumulator behaves like 8 exponent and 13 mantissa
+    // bits): 2^-13. The E4M3 products themselves are exact.
+    const double u = (p == Precision::fp32)       ? std::ldexp(1.0, -24)
+                     : (p == Precision::fp8_e4m3) ? std::ldexp(1.0, -13)
+                                                  : std::ldexp(1.0, -23);
     // TF32 inputs: we round to nearest, a device may truncate instead; the two differ by at most
-    // one TF32 ulp (2^-10 relative) in each of the two factors of a product.
-    const double c_in = (p == Precision::tf32) ? std::ldexp(1.0, -9) : 0.0;
+    // one TF32 ulp (2^-10 relative) in each of the two factors of a product. FP8: the reference
+    // reads the dequantized inputs rounded to FP32 (e4m3 * scale, one rounding each), and the
+    // kernel applies scale_a * scale_b as one more FP32 product: a few FP32 roundings, 2^-21.
+    const double c_in = (p == Precision::tf32)       ? std::ldexp(1.0, -9)
+                        : (p == Precision::fp8_e4m3) ? std::ldexp(1.0, -21)
+                                                     : 0.0;
     const double n = double(K) + 2.0;  // K products and sums, then alpha and beta
     const double nu = std::min(n * u, 0.5);
     Tolerance t;

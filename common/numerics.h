@@ -22,10 +22,11 @@
 
 namespace wb {
 
-// The arithmetic a variant uses. FP16 and BF16 mean 16-bit inputs with FP32 accumulation.
-enum class Precision { fp32, tf32, fp16, bf16 };
-constexpr int kPrecisionCount = 4;
-const char* to_string(Precision p);  // "fp32", "tf32", "fp16", "bf16"
+// The arithmetic a variant uses. FP16 and BF16 mean 16-bit inputs with FP32 accumulation;
+// FP8_E4M3 means E4M3 inputs with one FP32 scale per tensor, accumulated by the tensor core.
+enum class Precision { fp32, tf32, fp16, bf16, fp8_e4m3 };
+constexpr int kPrecisionCount = 5;
+const char* to_string(Precision p);  // "fp32", "tf32", "fp16", "bf16", "fp8_e4m3"
 
 // ---- inputs ----------------------------------------------------------------------------------
 
@@ -43,7 +44,19 @@ uint16_t fp16_bits(float x);  // the IEEE binary16 bit pattern of round_to_fp16(
 // BF16 keeps FP32's exponent and 8 significant bits: round to nearest even; NaN stays NaN.
 float round_to_bf16(float x);
 uint16_t bf16_bits(float x);  // the upper 16 bits of round_to_bf16(x)
-// Rounds every element in place (fp32: no change).
+// FP8 E4M3 (the "FN" variant of the OCP FP8 format): 1 sign, 4 exponent (bias 7), 3 mantissa
+// bits; no infinities, one NaN pattern per sign (S.1111.111); largest finite 448, smallest normal
+// 2^-6, smallest subnormal 2^-9. Round to nearest even; a finite value beyond 448 (and +-Inf)
+// saturates to +-448, as the scaled casts of FP8 training do; NaN stays NaN (0x7F with its sign).
+constexpr float kE4m3Max = 448.0f;
+uint8_t e4m3_bits(float x);
+float e4m3_value(uint8_t bits);
+inline float round_to_e4m3(float x) { return e4m3_value(e4m3_bits(x)); }
+// The per-tensor scale: amax / 448, so the largest magnitude lands on E4M3's largest value and
+// the grid covers the tensor's range. 1 when the tensor is all zeros (or amax is not finite).
+float e4m3_scale(const float* v, size_t count);
+// Rounds every element in place (fp32: no change). FP8_E4M3: quantizes with the tensor's own
+// scale and dequantizes, x -> e4m3(x / s) * s: the values the FP8 kernels compute with.
 void round_to(Precision p, std::vector<float>& v);
 
 // ---- reference ---------------------------------------------------------------------------------

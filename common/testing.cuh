@@ -96,6 +96,10 @@ void check_variants(const std::vector<Gemm16Variant<T>>& variants,
                     const std::vector<GemmCase>& cases = standard_cases(), uint64_t seed = 7) {
     check_each(variants, cases, seed);
 }
+inline void check_variants(const std::vector<Fp8gemmVariant>& variants,
+                           const std::vector<GemmCase>& cases = standard_cases(), uint64_t seed = 7) {
+    check_each(variants, cases, seed);
+}
 
 }  // namespace test
 }  // namespace wb

@@ -21,7 +21,8 @@ from wb import add_command
 from wb.shapes import flops, shape_label, shape_order  # noqa: F401  (the report uses them from here too)
 
 # The rows the GPU harness times as the baseline of every chapter (common/gemm_harness.cu).
-GPU_BASELINES = {"cublas_sgemm": "fp32", "cublas_tf32": "tf32", "cublas_hgemm": "fp16", "cublas_bgemm": "bf16"}
+GPU_BASELINES = {"cublas_sgemm": "fp32", "cublas_tf32": "tf32", "cublas_hgemm": "fp16", "cublas_bgemm": "bf16",
+                 "cublaslt_fp8": "fp8_e4m3"}
 CPU_CHAPTER_PREFIX = "01_"
 PREFERRED_CUBLAS_CHAPTER = "07_cublas_baseline"
 
@@ -113,7 +114,7 @@ def compress_names(per_shape):
     return "; ".join(f"{name} ({', '.join(shape_label(s) for s in shapes)})" for name, shapes in groups)
 
 
-DTYPE_ORDER = {"fp32": 0, "tf32": 1, "fp16": 2, "bf16": 3}
+DTYPE_ORDER = {"fp32": 0, "tf32": 1, "fp16": 2, "bf16": 3, "fp8_e4m3": 4}
 
 
 def key_order(key):

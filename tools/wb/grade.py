@@ -48,7 +48,7 @@ from wb.bench_summary import number  # a CSV number, or None
 from wb.shapes import shape_text
 
 DEFAULT_RUBRIC = os.path.join(ROOT, "report_template", "rubric.json")
-BASELINES = {"cublas_sgemm", "cublas_tf32", "cublas_hgemm", "cublas_bgemm"}
+BASELINES = {"cublas_sgemm", "cublas_tf32", "cublas_hgemm", "cublas_bgemm", "cublaslt_fp8"}
 CSV_COLUMNS = ["kind", "chapter", "variant", "dtype", "build", "tests", "correctness", "worst_rel_err",
                "sanitizer", "kernels", "idea", "pct_cublas", "points", "max_points", "note",
                "student", "gpu", "cc", "driver", "runtime", "timestamp", "seed", "kit", "changes"]
@@ -368,7 +368,7 @@ def read_variants(path):
         if line.strip() == "variants:":
             on = True
             continue
-        m = re.match(r"\s+(\S+)\s+(fp32|tf32|fp16|bf16):", line) if on else None
+        m = re.match(r"\s+(\S+)\s+(fp32|tf32|fp16|bf16|fp8_e4m3):", line) if on else None
         if m:
             out.append((m.group(1), m.group(2)))
     return out

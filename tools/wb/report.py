@@ -1039,8 +1039,9 @@ CHAPTER_PALETTE = ["#8c564b", "#17becf", "#ff7f0e", "#2ca02c", "#d62728", "#9467
 # One marker and one dash pattern per precision. Dash patterns are spelled out (on, off, ... in
 # line widths) with gaps wide enough to read at the plots' widths: matplotlib's "-." looks solid
 # there. A chapter's lines differ from each other in both; cuBLAS's are black with hollow markers.
-DTYPE_MARKERS = {"fp32": "o", "tf32": "s", "fp16": "^", "bf16": "D"}
-DTYPE_DASHES = {"fp32": "-", "tf32": (0, (6, 2.5)), "fp16": (0, (1.2, 2)), "bf16": (0, (7, 2.5, 1.2, 2.5))}
+DTYPE_MARKERS = {"fp32": "o", "tf32": "s", "fp16": "^", "bf16": "D", "fp8_e4m3": "v"}
+DTYPE_DASHES = {"fp32": "-", "tf32": (0, (6, 2.5)), "fp16": (0, (1.2, 2)), "bf16": (0, (7, 2.5, 1.2, 2.5)),
+                "fp8_e4m3": (0, (3, 1.5))}
 
 
 def chapter_color(chapter):
