@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "step8_tf32_mma_sync.cuh"
+#include "step9_mma_ldmatrix.cuh"
 #include "timer.cuh"
 
 namespace ch06 {
@@ -23,6 +23,10 @@ namespace ch06 {
 // and 4 warps of 32x32 on 64x64, more blocks to spread over the SMs when C has few tiles.
 using Wmma128x128_4warps_3stage = Tiling<Fp16Inputs, 128, 128, 32, 64, 64, 3, 8, 8>;
 using Wmma64x64_3stage = Tiling<Fp16Inputs, 64, 64, 32, 32, 32, 3, 8, 8>;
+// Step 9's kernel on two more tiles: BK = 64 halves in 3 stages (144 KB, so sm_90 only: min_cc_of),
+// and 4 warps of 32x64 on 64x128 for shapes with few tiles of C.
+using Mma16_128x256_k64_3stage = Tiling<Fp16MmaInputs, 128, 256, 64, 64, 64, 3, 0, 0>;
+using Mma16_64x128_4stage = Tiling<Fp16MmaInputs, 64, 128, 32, 32, 64, 4, 0, 0>;
 // TF32 mma.sync for few tiles: 4 warps of 32x32, 3 stages.
 using Mma64x64_k32_3stage = Tiling<Tf32MmaInputs, 64, 64, 32, 32, 32, 3, 4, 8>;
 
@@ -36,7 +40,7 @@ using Mma64x64_k32_3stage = Tiling<Tf32MmaInputs, 64, 64, 32, 32, 32, 3, 4, 8>;
 // load; lab/best_06.py fits them), and the model says how long each would take.
 struct PathRates {
     double vec16;        // rows of A and B 16-byte aligned: 16-byte copies (cp.async from sm_80)
-    double elementwise;  // otherwise
+    double elementwise;  // otherwise; 0: not fitted on this path, so never shortlisted there
 };
 
 template <class Fn>
@@ -68,6 +72,15 @@ inline const BestCandidate<HgemmFn> kHgemmCandidates[] = {
     candidate<Wmma128x128_3stage>("wmma_smem_epilogue", launch_wmma_smem_epilogue<Wmma128x128_3stage>,
                                   {1030, 440}, {1030, 440}),
     candidate<Wmma64x64_3stage>("wmma_64x64", launch_wmma_swizzle<Wmma64x64_3stage>, {604, 255}, {604, 255}),
+    // Step 9's tiles, fitted on lab/calib/mma16_configs.csv (lab/README.md). The one element-wise
+    // shape swept there (1000x1013x4097) gives a 128x256 grid 32 tiles for 132 SMs, too idle to
+    // measure a full-load rate: those two are left out of the element-wise path.
+    candidate<Mma128x256_k32_4stage>("mma_ldmatrix", launch_mma_ldmatrix<Mma128x256_k32_4stage>, {1738, 0},
+                                     {1738, 0}),
+    candidate<Mma16_128x256_k64_3stage>("mma_128x256_k64", launch_mma_ldmatrix<Mma16_128x256_k64_3stage>,
+                                        {1570, 0}, {1570, 0}),
+    candidate<Mma16_64x128_4stage>("mma_64x128", launch_mma_ldmatrix<Mma16_64x128_4stage>, {1230, 287},
+                                   {1230, 287}),
 };
 inline const BestCandidate<SgemmFn> kTf32Candidates[] = {
     candidate<Mma128x128_k32_2stage>("tf32_mma_sync", launch_tf32_mma_sync<Mma128x128_k32_2stage>,
@@ -92,8 +105,9 @@ std::vector<const BestCandidate<Fn>*> shortlist(const BestCandidate<Fn> (&candid
     for (const BestCandidate<Fn>& c : candidates) {
         if (cc < c.min_cc || c.smem_bytes > smem_optin) continue;
         const PathRates& rates = cc >= 90 ? c.hopper : c.before_hopper;
-        timed.push_back({wb::busiest_sm_time(M, N, K, c.bm, c.bn, 1, sms, vec16 ? rates.vec16 : rates.elementwise),
-                         &c});
+        const double rate = vec16 ? rates.vec16 : rates.elementwise;
+        if (rate <= 0) continue;
+        timed.push_back({wb::busiest_sm_time(M, N, K, c.bm, c.bn, 1, sms, rate), &c});
     }
     if (timed.empty())
         throw std::runtime_error("no candidate of `best` runs on this GPU (compute capability " +

@@ -436,21 +436,23 @@ TEST_CASE("06: the tables are well formed", "[06]") {
     }
     CHECK(std::string(kHgemmVariants[std::size(kHgemmVariants) - 1].name) == "wmma_best");
     CHECK(std::string(kTf32Variants[std::size(kTf32Variants) - 1].name) == "tf32_best");
-    // Every candidate has positive rates on both paths, and one candidate of each precision runs
-    // on every GPU of that precision (Volta for FP16, Ampere for TF32).
-    auto rates_ok = [](const PathRates& r) { return r.vec16 > 0 && r.elementwise > 0; };
+    // Every candidate has a positive 16-byte rate (an element-wise rate of 0 keeps it off that path),
+    // and one candidate of each precision runs on every GPU of that precision (Volta for FP16,
+    // Ampere for TF32), on both paths.
+    auto rates_ok = [](const PathRates& r) { return r.vec16 > 0 && r.elementwise >= 0; };
     int fp16_anywhere = 0, tf32_anywhere = 0;
     for (const BestCandidate<HgemmFn>& c : kHgemmCandidates) {
         INFO(c.name);
         CHECK(c.run != nullptr);
         CHECK((rates_ok(c.hopper) && rates_ok(c.before_hopper)));
-        fp16_anywhere += c.min_cc <= 70;
+        fp16_anywhere += c.min_cc <= 70 && c.hopper.elementwise > 0 && c.before_hopper.elementwise > 0;
     }
     for (const BestCandidate<SgemmFn>& c : kTf32Candidates) {
         INFO(c.name);
         CHECK(c.run != nullptr);
         CHECK((rates_ok(c.hopper) && rates_ok(c.before_hopper)));
-        tf32_anywhere += c.min_cc <= 80 && c.smem_bytes <= kSmemLimitSm80;
+        tf32_anywhere += c.min_cc <= 80 && c.smem_bytes <= kSmemLimitSm80 && c.hopper.elementwise > 0 &&
+                         c.before_hopper.elementwise > 0;
     }
     CHECK(fp16_anywhere > 0);
     CHECK(tf32_anywhere > 0);
@@ -468,9 +470,11 @@ TEST_CASE("06: best follows the waves and the copy path", "[06]") {
         const bool vec16 = N % 4 == 0 && K % 4 == 0;
         return std::string(choose_best(kTf32Candidates, M, N, K, vec16, 90, kH200Sms, kH200Smem).name);
     };
-    // 16-byte path: the 4-warp 128x128 tile wherever a sweep went.
-    CHECK(fp16(2128, 3904, 3904) == "wmma_128x128_4warps");
-    CHECK(fp16(264, 7104, 5520) == "wmma_128x128_4warps");
+    // 16-byte path: step 9's kernel (mma.sync from ldmatrix), the 64x128 tile where 128x256 would
+    // leave a wave half empty (2128x3904: 17 x 16 = 272 tiles, 2.06 waves).
+    CHECK(fp16(2128, 3904, 3904) == "mma_64x128");
+    CHECK(fp16(264, 7104, 5520) == "mma_ldmatrix");
+    CHECK(fp16(4096, 4096, 4096) == "mma_ldmatrix");
     // Element-wise path, 195 tiles of 128x128 (two waves on 132 SMs) against 98 of 128x256 (one):
     // the same busiest-SM work, and 128x256 runs it faster.
     CHECK(fp16(1838, 1608, 809) == "wmma_128x256_swizzle");
@@ -478,8 +482,11 @@ TEST_CASE("06: best follows the waves and the copy path", "[06]") {
     CHECK(fp16(1241, 1533, 4389) == "wmma_smem_skewed");
     // 308 tiles of 128x128 (3 per SM) against 154 of 128x256 (2 per SM, 4 tile-equivalents).
     CHECK(fp16(1713, 2764, 4260) == "wmma_smem_skewed");
-    // A small problem: 4 tiles of 128x128 leave 128 SMs idle; 16 of 64x64 spread further.
-    CHECK(fp16(256, 256, 256) == "wmma_64x64");
+    // A small problem: 4 tiles of 128x128 leave 128 SMs idle; 8 of 64x128 (and 16 of 64x64) spread
+    // further.
+    CHECK(fp16(256, 256, 256) == "mma_64x128");
+    // Element-wise path with 125 tiles of 64x128 for 132 SMs (1000x1013x4097): step 9's small tile.
+    CHECK(fp16(1000, 1013, 4097) == "mma_64x128");
     // TF32: step 8 on large shapes, the 64x64 tile where 128x128 leaves most SMs idle.
     CHECK(tf32(4096, 4096, 4096) == "tf32_mma_sync");
     CHECK(tf32(1417, 7651, 8179) == "tf32_mma_sync");
@@ -527,14 +534,23 @@ TEST_CASE("06: best's shortlist holds the winners the model alone missed", "[06]
     // The model's order: its first choice leads the list.
     CHECK(shortlist(kHgemmCandidates, 4299, 452, 6921, false, 90, 132, 227 * 1024).front()->name ==
           std::string(choose_best(kHgemmCandidates, 4299, 452, 6921, false, 90, 132, 227 * 1024).name));
-    // 16-byte path at 4096^3: the 4-warp tile first, 128x256 (8% slower in the model) timed beside
-    // it; step 3's one-stage tile (50% slower) is not worth a trial.
+    // 16-byte path at 4096^3: step 9 first, its BK = 64 tile (11% slower in the model) timed beside
+    // it; the WMMA tiles (a third slower or more) are not worth a trial. Before sm_90 the 144 KB tile
+    // drops out (min_cc_of).
     const auto square = shortlist(kHgemmCandidates, 4096, 4096, 4096, true, 90, 132, 227 * 1024);
-    CHECK(std::string(square.front()->name) == "wmma_128x128_4warps");
-    CHECK(std::none_of(square.begin(), square.end(),
-                       [](const BestCandidate<HgemmFn>* c) { return std::string(c->name) == "wmma_smem_skewed"; }));
-    CHECK(std::any_of(square.begin(), square.end(),
-                      [](const BestCandidate<HgemmFn>* c) { return std::string(c->name) == "wmma_128x256_swizzle"; }));
+    auto holds = [](const std::vector<const BestCandidate<HgemmFn>*>& list, const std::string& name) {
+        return std::any_of(list.begin(), list.end(), [&](const BestCandidate<HgemmFn>* c) { return c->name == name; });
+    };
+    CHECK(std::string(square.front()->name) == "mma_ldmatrix");
+    CHECK(holds(square, "mma_128x256_k64"));
+    CHECK_FALSE(holds(square, "wmma_128x128_4warps"));
+    CHECK_FALSE(holds(shortlist(kHgemmCandidates, 4096, 4096, 4096, true, 80, 108, 163 * 1024), "mma_128x256_k64"));
+    // Element-wise path: the two 128x256 tiles of step 9 have no rate there and never appear.
+    for (wb::Shape s : {wb::Shape{4096, 4096, 4095}, wb::Shape{8191, 8191, 8191}}) {
+        const auto list = shortlist(kHgemmCandidates, s.m, s.n, s.k, false, 90, 132, 227 * 1024);
+        CHECK_FALSE(holds(list, "mma_ldmatrix"));
+        CHECK_FALSE(holds(list, "mma_128x256_k64"));
+    }
     // TF32 on a large shape: step 8 alone, nothing to time.
     CHECK(shortlist(kTf32Candidates, 4096, 4096, 4096, true, 90, 132, 227 * 1024).size() == 1);
     // Every entry lies within the margin of the first, in the model's order.

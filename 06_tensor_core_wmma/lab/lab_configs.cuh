@@ -21,14 +21,13 @@ namespace ch06 {
 // FP16: BK = 32 halves. (The ladder's configurations are in the step files, best's in best_06.cuh.)
 using Wmma128x128_4stage = Tiling<Fp16Inputs, 128, 128, 32, 64, 32, 4, 8, 8>;  // 74 KB
 using Wmma256x128_3stage = Tiling<Fp16Inputs, 256, 128, 32, 64, 64, 3, 8, 8>;  // 85.5 KB, tall tile
-// Step 9 (FP16 mma.sync, swizzled tiles, no padding): the ladder's Mma128x256_k32_4stage and these.
+// Step 9 (FP16 mma.sync, swizzled tiles, no padding): the ladder's Mma128x256_k32_4stage, best's
+// Mma16_128x256_k64_3stage and Mma16_64x128_4stage (best_06.cuh), and these.
 using Mma16_128x256_3stage = Tiling<Fp16MmaInputs, 128, 256, 32, 64, 64, 3, 0, 0>;      // 72 KB
 using Mma16_256x128_4stage = Tiling<Fp16MmaInputs, 256, 128, 32, 64, 64, 4, 0, 0>;      // 96 KB, tall tile
 using Mma16_128x128_4warps_4stage = Tiling<Fp16MmaInputs, 128, 128, 32, 64, 64, 4, 0, 0>;  // 64 KB
-using Mma16_128x256_k64_3stage = Tiling<Fp16MmaInputs, 128, 256, 64, 64, 64, 3, 0, 0>;  // 144 KB: sm_90
-using Mma16_128x256_5stage = Tiling<Fp16MmaInputs, 128, 256, 32, 64, 64, 5, 0, 0>;      // 120 KB: sm_80, sm_90
+using Mma16_128x256_5stage = Tiling<Fp16MmaInputs, 128, 256, 32, 64, 64, 5, 0, 0>;      // 120 KB: sm_90
 using Mma16_128x128_8warps_4stage = Tiling<Fp16MmaInputs, 128, 128, 32, 64, 32, 4, 0, 0>;  // 64 KB
-using Mma16_64x128_4stage = Tiling<Fp16MmaInputs, 64, 128, 32, 32, 64, 4, 0, 0>;  // 48 KB, 4 warps: small C
 // TF32 WMMA: BK = 16 floats unless named k32.
 using Tf32Wmma64x64_3stage = Tiling<Tf32Inputs, 64, 64, 16, 32, 32, 3, 4, 8>;
 using Tf32Wmma128x128_4stage = Tiling<Tf32Inputs, 128, 128, 16, 64, 32, 4, 4, 8>;
