@@ -73,14 +73,9 @@ void print(const std::string& section, const std::vector<Line>& lines) {  // ali
     for (const Line& l : lines) std::printf("  %-30s %s\n", l.key.c_str(), shown(l).c_str());
     std::fflush(stdout);
 }
-std::string read_text_file(const char* path) {
-    std::ostringstream text;
-    text << std::ifstream(path).rdbuf();
-    return text.str();
-}
 std::string error_text(cudaError_t e) { return strf("%s: %s", cudaGetErrorName(e), cudaGetErrorString(e)); }
 
-// Versions, the code compiled in, the tools make found, and /proc: all without a GPU.
+// Versions, the code compiled in, the tools make found, and the driver's parameters: all without a GPU.
 Report host_facts(const Settings& s) {
     Report r;
     r.git = wb::build_git_commit();
@@ -97,23 +92,21 @@ Report host_facts(const Settings& s) {
     r.tools = {tool_now("nvcc", WB_NVCC_PATH, path, "nvcc not found: install the CUDA toolkit"),
                tool_now("ncu", WB_NCU_PATH, path, WB_NCU_MISSING),
                tool_now("compute-sanitizer", WB_SANITIZER_PATH, path, WB_SANITIZER_MISSING)};
-    r.profiling_admin_only = profiling_admin_only(read_text_file("/proc/driver/nvidia/params"));
-    r.wsl = is_wsl(read_text_file("/proc/version"));
+    std::ostringstream params;  // empty where there is no NVIDIA driver
+    params << std::ifstream("/proc/driver/nvidia/params").rdbuf();
+    r.profiling_admin_only = profiling_admin_only(params.str());
     return r;
 }
 
 // GPU `dev`: wb::query_device's facts, then the other limits the chapters choose their tiles against
 // from cudaDeviceProp (CUDA 13 removed its clocks and kernelExecTimeoutEnabled: those are attributes).
 Gpu query_gpu(int dev) {
-    using namespace json;
+    using namespace wb::json;
     Gpu g;
     cudaDeviceProp p{};
-    char bus_id[32] = {};
-    size_t free_bytes = 0, total_bytes = 0;
     int timeout = 0;
-    for (cudaError_t e : {cudaGetDeviceProperties(&p, dev), cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, dev),
-                          cudaDeviceGetAttribute(&timeout, cudaDevAttrKernelExecTimeout, dev),
-                          cudaSetDevice(dev), cudaMemGetInfo(&free_bytes, &total_bytes)})
+    for (cudaError_t e : {cudaGetDeviceProperties(&p, dev), cudaSetDevice(dev),
+                          cudaDeviceGetAttribute(&timeout, cudaDevAttrKernelExecTimeout, dev)})
         if (e != cudaSuccess && g.query_error.empty()) g.query_error = error_text(e);
     try {
         g.facts = wb::query_device(dev);
@@ -122,25 +115,20 @@ Gpu query_gpu(int dev) {
     }
     g.facts.id = dev;
     const wb::DeviceFacts& f = g.facts;
-    auto dims = [](const int* xyz) { return array({integer(xyz[0]), integer(xyz[1]), integer(xyz[2])}); };
+    auto dims = [](const int* xyz) { return array({number(xyz[0]), number(xyz[1]), number(xyz[2])}); };
     const char* watchdog = timeout ? "a display watchdog ends long kernels: see README.md" : "";
     g.limits = {
-        {"pci_bus_id", text_or_null(bus_id)}, {"sms", integer(f.sms)},
-        {"fp32_lanes_per_sm", integer(f.fp32_lanes_per_sm)}, {"sm_clock_ghz", number(f.clock_ghz), "maximum"},
-        {"memory_bytes", integer(f.global_mem_bytes)}, {"memory_free_bytes", integer(free_bytes)},
+        {"sms", number(f.sms)}, {"fp32_lanes_per_sm", number(f.fp32_lanes_per_sm)},
+        {"sm_clock_ghz", number(f.clock_ghz), "maximum"}, {"memory_bytes", number(f.global_mem_bytes)},
         {"mem_clock_ghz", number(f.mem_clock_ghz), "2 transfers a clock"},
-        {"bus_width_bits", integer(f.bus_width_bits)},
-        {"l2_bytes", integer(p.l2CacheSize)}, {"smem_per_block_bytes", integer(p.sharedMemPerBlock)},
-        {"smem_per_block_optin_bytes", integer(f.smem_per_block_optin)},
-        {"smem_per_sm_bytes", integer(p.sharedMemPerMultiprocessor)},
-        {"smem_reserved_per_block_bytes", integer(p.reservedSharedMemPerBlock)},
-        {"regs_per_block", integer(p.regsPerBlock)}, {"regs_per_sm", integer(p.regsPerMultiprocessor)},
-        {"warp_size", integer(p.warpSize)}, {"max_threads_per_block", integer(p.maxThreadsPerBlock)},
-        {"max_threads_per_sm", integer(f.max_threads_per_sm)},
-        {"max_blocks_per_sm", integer(p.maxBlocksPerMultiProcessor)},
+        {"bus_width_bits", number(f.bus_width_bits)}, {"l2_bytes", number(p.l2CacheSize)},
+        {"smem_per_block_bytes", number(p.sharedMemPerBlock)},
+        {"smem_per_block_optin_bytes", number(f.smem_per_block_optin)},
+        {"smem_per_sm_bytes", number(p.sharedMemPerMultiprocessor)}, {"regs_per_sm", number(p.regsPerMultiprocessor)},
+        {"warp_size", number(p.warpSize)}, {"max_threads_per_sm", number(f.max_threads_per_sm)},
+        {"max_blocks_per_sm", number(p.maxBlocksPerMultiProcessor)},
         {"max_block_dim", dims(p.maxThreadsDim)}, {"max_grid_dim", dims(p.maxGridSize)},
-        {"kernel_timeout", boolean(timeout != 0), watchdog}, {"integrated", boolean(p.integrated != 0)},
-        {"ecc", boolean(p.ECCEnabled != 0)}};
+        {"kernel_timeout", boolean(timeout != 0), watchdog}, {"ecc", boolean(p.ECCEnabled != 0)}};
     if (!g.query_error.empty()) return g;
     try {  // a test launch: "missing" when this binary holds no code for the GPU
         wb::probe_kernel_image();
@@ -178,10 +166,9 @@ void measure(Gpu& g, const Settings& s) {
         wb::GemmProblem problem(kSmokeShape, 1.0f, 0.0f, s.opt.seed);
         g.cublas = problem.verify(wb::cublas_sgemm, wb::Precision::fp32);
         if (!g.cublas->pass) g.cublas->what = g.cublas->describe();
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) {  // nothing was checked: FAIL, and why
         g.cublas = wb::CheckResult{};
         g.cublas->pass = false;
-        g.cublas->rel_err = kNotMeasured;
         g.cublas->what = e.what();
     }
 }
@@ -191,24 +178,19 @@ int run(const Settings& s) {
     std::printf("%s: is this machine ready for the CUDA Matmul Workbook?%s\n", kProg,
                 s.quick ? " (--quick: small measurements)" : "");
     std::vector<Line> cuda = version_lines(r.driver_version, r.runtime_version);
-    std::string archs;
-    for (int a : r.built_for) archs += strf(archs.empty() ? "sm_%d" : " sm_%d", a);
-    cuda.push_back(
-        {"built_for", archs.empty() ? "-" : archs, "PTX for the last; make ARCH=sm_XY changes it"});
+    cuda.push_back(built_for_line(r.built_for));
     print("cuda", cuda);
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-        r.device_error = err != cudaSuccess ? error_text(err) : "the driver reports no CUDA device";
+    if (err != cudaSuccess || count == 0) {  // the error and what to do: the verdict's problem
         cudaGetLastError();
         const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-        const std::string hint =
-            r.driver_version == 0 || err == cudaErrorInsufficientDriver
-                ? "install or update the NVIDIA driver, then check that 'nvidia-smi' lists your GPU"
-                : std::string("check that 'nvidia-smi' lists a GPU") +
-                      (visible ? std::string("; CUDA_VISIBLE_DEVICES='") + visible + "' may hide it" : "") +
-                      "; in a container, start it with the GPU passed in (docker run --gpus all)";
-        print("gpus", {{"gpu_count", "0"}, {"gpu_error", r.device_error}, {"what to do", hint}});
+        const std::string hidden = visible ? std::string("; CUDA_VISIBLE_DEVICES='") + visible + "' may hide it" : "";
+        r.device_error = (err != cudaSuccess ? error_text(err) : "the driver reports no CUDA device") +
+                         (r.driver_version == 0 || err == cudaErrorInsufficientDriver
+                              ? "; install or update the NVIDIA driver, then check that 'nvidia-smi' lists your GPU"
+                              : "; check that 'nvidia-smi' lists a GPU" + hidden +
+                                    "; in a container, start it with the GPU passed in (docker run --gpus all)");
     }
     for (int dev = 0; err == cudaSuccess && dev < count; ++dev) {
         r.gpus.push_back(query_gpu(dev));
@@ -232,11 +214,12 @@ int run(const Settings& s) {
                                                ? "true: only root may read the GPU counters (README.md)"
                                            : admin == 0 ? "false: the GPU counters are open to every user"
                                                         : "- (no /proc/driver/nvidia/params)"});
-    env.push_back({"wsl", json::boolean(r.wsl)});
     print("tools", env);
     const Verdict v = judge(r);
-    std::printf("\n== verdict\n");
-    for (const std::string& line : v.first_lines()) std::printf("  %s\n", line.c_str());
+    // Chapter 01 runs on the CPU and needs only what built this program: it is ready whenever this runs.
+    std::printf("\n== verdict\n  %s\n", v.ready() ? "ready for every chapter: 01 on the CPU, 02 and later on GPU 0."
+                                                  : "ready for chapter 01 (it runs on the CPU).\n"
+                                                    "  NOT ready for the GPU chapters (02 and later). Fix first:");
     for (const std::string& p : v.problems) std::printf("  - %s\n", p.c_str());
     for (const std::string& n : v.notes) std::printf("  note: %s\n", n.c_str());
     if (!s.json.empty()) {

@@ -5,9 +5,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
-#include <vector>
 
 #include "cuda_check.cuh"
 #include "gemm_harness.cuh"  // wb::DeviceBuffer
@@ -112,23 +112,11 @@ __host__ __device__ inline float fma_start_value(unsigned thread, int chain) {
     return float((thread * kFmaChains + unsigned(chain)) & 1023u) * (1.0f / 1024.0f);
 }
 
-__device__ __forceinline__ unsigned long long global_timer_ns() {  // the same on every SM
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
-    return t;
-}
-
 // A thread stores the sum of its chains only when it is > store_above: the timed runs pass +infinity,
-// so nothing is written, but the compiler cannot know that and must do every FMA. With clock_sums,
-// thread 0 of each block adds its SM cycles and global-timer nanoseconds to [0] and [1]: their ratio
-// is the SM clock in GHz during the run.
+// so nothing is written, but the compiler cannot know that and must do every FMA.
 template <int CHAINS, int ITERS>
-__global__ void __launch_bounds__(kFmaThreads)
-    fma_chains(float a, float b, float store_above, float* out, unsigned long long* clock_sums) {
+__global__ void __launch_bounds__(kFmaThreads) fma_chains(float a, float b, float store_above, float* out) {
     const unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool timing = clock_sums != nullptr && threadIdx.x == 0;
-    const long long cycles_start = timing ? clock64() : 0;
-    const unsigned long long ns_start = timing ? global_timer_ns() : 0;
     float x[CHAINS];  // registers: the chain loops are unrolled, so every index is a constant
 #pragma unroll
     for (int c = 0; c < CHAINS; ++c) x[c] = fma_start_value(thread, c);
@@ -141,28 +129,24 @@ __global__ void __launch_bounds__(kFmaThreads)
 #pragma unroll
     for (int c = 0; c < CHAINS; ++c) sum += x[c];
     if (sum > store_above) out[thread] = sum;
-    if (timing) {
-        atomicAdd(&clock_sums[0], static_cast<unsigned long long>(clock64() - cycles_start));
-        atomicAdd(&clock_sums[1], global_timer_ns() - ns_start);
-    }
 }
 
 inline int fma_resident_blocks() { return resident_blocks(fma_chains<kFmaChains, kFmaIters>, kFmaThreads); }
 
-// `out` holds blocks * kFmaThreads floats; `clock_sums` two zeroed counters, or null.
-inline void launch_fma(int blocks, float a, float b, float store_above, float* out,
-                       unsigned long long* clock_sums, cudaStream_t stream) {
-    fma_chains<kFmaChains, kFmaIters><<<blocks, kFmaThreads, 0, stream>>>(a, b, store_above, out, clock_sums);
+// `out` holds blocks * kFmaThreads floats.
+inline void launch_fma(int blocks, float a, float b, float store_above, float* out, cudaStream_t stream) {
+    fma_chains<kFmaChains, kFmaIters><<<blocks, kFmaThreads, 0, stream>>>(a, b, store_above, out);
     WB_LAUNCH_CHECK();
 }
 
 // ---- the measurements --------------------------------------------------------------------------
 
+// The numbers are NaN until measured, so a report cannot mistake "did not run" for 0.
 struct CopyMeasurement {
     size_t buffer_bytes = 0;
-    double bytes_moved = 0;     // per copy: read + written
+    double bytes_moved = NAN;   // per copy: read + written
     wb::Timing kernel, memcpy;  // copy_grid_stride, cudaMemcpyAsync device to device
-    double kernel_gbs = 0, memcpy_gbs = 0;
+    double kernel_gbs = NAN, memcpy_gbs = NAN;
 };
 
 inline CopyMeasurement measure_copy(size_t buffer_bytes, int warmup, int reps, cudaStream_t stream) {
@@ -175,43 +159,32 @@ inline CopyMeasurement measure_copy(size_t buffer_bytes, int warmup, int reps, c
     const int blocks = copy_resident_blocks();
     m.kernel = wb::time_launches([&](cudaStream_t s) { launch_copy(src.get(), dst.get(), count, blocks, s); },
                                  warmup, reps, stream);
-    m.memcpy = wb::time_launches(
-        [&](cudaStream_t s) {
-            WB_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), m.buffer_bytes, cudaMemcpyDeviceToDevice, s));
-        },
-        warmup, reps, stream);
+    auto memcpy_d2d = [&](cudaStream_t s) {
+        WB_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), m.buffer_bytes, cudaMemcpyDeviceToDevice, s));
+    };
+    m.memcpy = wb::time_launches(memcpy_d2d, warmup, reps, stream);
     m.kernel_gbs = per_second_1e9(m.bytes_moved, m.kernel.ms_median);
     m.memcpy_gbs = per_second_1e9(m.bytes_moved, m.memcpy.ms_median);
     return m;
 }
 
 struct FmaMeasurement {
-    int waves = 0, blocks = 0;
-    long long threads = 0;
-    double flops = 0;  // per launch
+    int blocks = 0;
+    double flops = NAN;  // per launch
     wb::Timing timing;
-    double gflops = 0, sm_clock_ghz = 0;  // the clock: 0 when the counters read nothing
+    double gflops = NAN;
 };
 
-// Times `waves` full waves of fma_chains, then runs it once more with the clock counters on.
+// Times `waves` full waves of fma_chains.
 inline FmaMeasurement measure_fma(int waves, int warmup, int reps, cudaStream_t stream) {
     FmaMeasurement m;
-    m.waves = waves;
     m.blocks = fma_resident_blocks() * waves;
-    m.threads = static_cast<long long>(m.blocks) * kFmaThreads;
-    m.flops = fma_flops(double(m.threads));
-    wb::DeviceBuffer<float> out(size_t(m.threads));
-    wb::DeviceBuffer<unsigned long long> clock_sums(2);
+    m.flops = fma_flops(double(m.blocks) * kFmaThreads);
+    wb::DeviceBuffer<float> out(size_t(m.blocks) * kFmaThreads);
     const float never = std::numeric_limits<float>::infinity();
     m.timing = wb::time_launches(
-        [&](cudaStream_t s) { launch_fma(m.blocks, kFmaA, kFmaB, never, out.get(), nullptr, s); }, warmup,
-        reps, stream);
+        [&](cudaStream_t s) { launch_fma(m.blocks, kFmaA, kFmaB, never, out.get(), s); }, warmup, reps, stream);
     m.gflops = per_second_1e9(m.flops, m.timing.ms_median);
-    WB_CUDA_CHECK(cudaMemsetAsync(clock_sums.get(), 0, 2 * sizeof(unsigned long long), stream));
-    launch_fma(m.blocks, kFmaA, kFmaB, never, out.get(), clock_sums.get(), stream);
-    WB_CUDA_CHECK(cudaStreamSynchronize(stream));
-    const std::vector<unsigned long long> sums = clock_sums.download();
-    m.sm_clock_ghz = sums[1] > 0 ? double(sums[0]) / double(sums[1]) : 0.0;  // cycles per ns = GHz
     return m;
 }
 

@@ -1,5 +1,5 @@
 // test_00_env_check - on any machine: the JSON (syntax, keys, planted values it must not let
-// through), the screen's values, the rules (versions, code for a GPU, tools, options, /proc), the
+// through), the screen's values, the rules (versions, code for a GPU, tools, options, profiling), the
 // accounting, the verdict and its exit status, and the program's exit statuses. On a GPU: the two
 // measuring kernels and the program's JSON with measurements.
 #include <unistd.h>
@@ -133,7 +133,7 @@ float fma_chains_reference(unsigned thread, float a, float b) {
 
 // A report as a machine with one ready H100-like GPU would produce it.
 Report sample_report() {
-    using namespace json;
+    using namespace wb::json;
     Report r;
     r.git = "abc123";
     r.timestamp = "2026-01-01T00:00:00Z";
@@ -151,15 +151,13 @@ Report sample_report() {
     g.facts.mem_clock_ghz = 2.619;
     g.facts.peak_fp32_gflops = 132 * 128 * 2 * 1.98;
     g.facts.peak_bandwidth_gbs = 3352.3;
-    g.limits = {{"memory_bytes", integer(150119866368)},
-                {"max_block_dim", array({integer(1024), integer(1024), integer(64)})}};
+    g.limits = {{"memory_bytes", number(150119866368)},
+                {"max_block_dim", array({number(1024), number(1024), number(64)})}};
     g.kernel_image = "ok";
     g.measure_ran = true;
     g.fma = FmaMeasurement{};
-    g.fma->threads = 491520;
     g.fma->flops = fma_flops(491520);
     g.fma->gflops = 0.93 * g.facts.peak_fp32_gflops;
-    g.fma->sm_clock_ghz = 1.97;
     g.fma->timing.ms_median = 1.5;
     g.copy = CopyMeasurement{};
     g.copy->bytes_moved = copy_bytes_moved(1 << 30);
@@ -181,62 +179,38 @@ Report sample_report() {
 // breaks them, so this list changes only together with the README.
 const char* const kKeys[] = {
     // the top level, "cuda" and "tools"
-    "schema", "program", "git", "timestamp", "quick", "cuda", "driver_version", "driver", "runtime_version",
-    "runtime", "compatible", "note", "built_for", "gpu_count", "gpu_error", "gpus", "tools",
-    "profiling_admin_only", "wsl", "ready", "problems", "notes", "nvcc", "ncu", "compute_sanitizer", "path",
-    "on_path",
+    "schema", "program", "git", "timestamp", "quick", "cuda", "driver", "runtime", "compatible", "note",
+    "built_for", "gpu_count", "gpu_error", "gpus", "tools", "profiling_admin_only", "ready", "problems", "notes",
+    "nvcc", "ncu", "compute_sanitizer", "path", "on_path",
     // a GPU, but the limits the program's query adds (kLimitKeys)
     "id", "name", "cc", "sm", "query_error", "code", "kernel_image", "rebuild_hint", "peak_fp32_gflops",
     "peak_bandwidth_gbs", "peak_fp16_tc_gflops", "peak_tf32_tc_gflops", "measured", "cublas_smoke",
     // "measured" and "cublas_smoke"
-    "error", "warmup", "reps", "fma_gflops", "fma_pct_peak", "fma_ms_median", "fma_ms_min", "fma_flops",
-    "fma_threads", "sm_clock_ghz_under_load", "fma_pct_peak_at_measured_clock", "copy_kernel_gbs",
-    "copy_kernel_pct_peak", "copy_kernel_ms_median", "copy_kernel_ms_min", "memcpy_gbs", "memcpy_pct_peak",
-    "memcpy_ms_median", "memcpy_ms_min", "copy_bytes", "bandwidth_gbs", "bandwidth_pct_peak",
-    "ridge_flop_per_byte", "shape", "status", "rel_err", "detail"};
-const char* const kLimitKeys[] = {"pci_bus_id",
-                                  "sms",
+    "error", "warmup", "reps", "fma_gflops", "fma_pct_peak", "fma_flops", "copy_kernel_gbs", "copy_kernel_pct_peak",
+    "memcpy_gbs", "memcpy_pct_peak", "copy_bytes", "bandwidth_gbs", "bandwidth_pct_peak", "ridge_flop_per_byte",
+    "shape", "status", "rel_err", "detail"};
+const char* const kLimitKeys[] = {"sms",
                                   "fp32_lanes_per_sm",
                                   "sm_clock_ghz",
                                   "mem_clock_ghz",
                                   "bus_width_bits",
                                   "memory_bytes",
-                                  "memory_free_bytes",
                                   "l2_bytes",
                                   "smem_per_block_bytes",
                                   "smem_per_block_optin_bytes",
                                   "smem_per_sm_bytes",
-                                  "smem_reserved_per_block_bytes",
-                                  "regs_per_block",
                                   "regs_per_sm",
                                   "warp_size",
-                                  "max_threads_per_block",
                                   "max_threads_per_sm",
                                   "max_blocks_per_sm",
                                   "max_block_dim",
                                   "max_grid_dim",
                                   "kernel_timeout",
-                                  "integrated",
                                   "ecc"};
 
 }  // namespace
 
 // ---- CPU tests -------------------------------------------------------------------------------
-
-TEST_CASE("00: JSON values: escaped text, no NaN, short arrays on one line", "[00]") {
-    using json::text;
-    CHECK(text("say \"hi\" C:\\cuda") == "\"say \\\"hi\\\" C:\\\\cuda\"");
-    CHECK(text("a\nb\tc\rd") == "\"a\\nb\\tc\\u000dd\"");
-    CHECK(text(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
-    CHECK(text("H200 \xe2\x9c\x93") == "\"H200 \xe2\x9c\x93\"");  // UTF-8 passes through
-    CHECK(json::number(kNotMeasured) == "null");                  // JSON has no NaN
-    CHECK(json::number(std::numeric_limits<double>::infinity()) == "null");
-    CHECK(json::number(1.0 / 3) == "0.3333333");
-    CHECK(json::array({}) == "[]");
-    CHECK(json::object({}) == "{}");
-    CHECK(json::texts({"a", "b"}) == "[\"a\", \"b\"]");
-    CHECK(json::texts({std::string(80, 'x')}) == "[\n  \"" + std::string(80, 'x') + "\"\n]");
-}
 
 TEST_CASE("00: the JSON is valid, has every documented key and no other", "[00]") {
     const std::string json = to_json(sample_report());
@@ -244,7 +218,7 @@ TEST_CASE("00: the JSON is valid, has every documented key and no other", "[00]"
     CHECK(valid_json(json));
     for (const char* k : kKeys) CHECK(has(json, "\"" + std::string(k) + "\": "));
     const std::set<std::string> reference = fixture_keys();
-    REQUIRE(reference.size() > 90);
+    REQUIRE(reference.size() > 70);
     for (const std::string& k : keys_of(json)) CHECK(reference.count(k) == 1);
     CHECK(number_after(json, "gpu_count") == 1);
     CHECK(has(json, "\"memory_bytes\": 150119866368,"));  // bytes stay exact
@@ -257,11 +231,10 @@ TEST_CASE("00: the JSON is valid, has every documented key and no other", "[00]"
     CHECK(has(json, "\"shape\": \"257x255x259\""));
     CHECK(has(json, "\"on_path\": true"));
     CHECK(std::fabs(number_after(json, "fma_pct_peak") - 93.0) < 1e-3);
-    CHECK(std::fabs(number_after(json, "fma_pct_peak_at_measured_clock") - 93.0 * 1.98 / 1.97) < 1e-3);
     CHECK(std::fabs(number_after(json, "bandwidth_gbs") - 0.85 * 3352.3) < 1e-2);  // the better copy
     CHECK(has(json, "\"peak_fp16_tc_gflops\": null"));                             // 0: not known
     // The name with quotes, a newline, a tab and a control character stays one valid string.
-    CHECK(has(json, "Test \\\"GPU\\\"\\n\\\\ with\\tcontrol \\u0001 chars"));
+    CHECK(has(json, "Test \\\"GPU\\\"\\u000a\\\\ with\\u0009control \\u0001 chars"));
 }
 
 TEST_CASE("00: planted NaN and infinity, a failed measurement and no GPU give valid JSON", "[00]") {
@@ -285,7 +258,7 @@ TEST_CASE("00: planted NaN and infinity, a failed measurement and no GPU give va
     INFO(json);
     CHECK(valid_json(json));
     CHECK(has(json, "\"error\": \"cudaErrorMemoryAllocation: out of memory\""));
-    CHECK(has(json, "\"copy_kernel_ms_median\": null"));
+    CHECK(has(json, "\"copy_bytes\": null"));
     CHECK(has(json, "\"bandwidth_gbs\": null"));
     CHECK(number_after(json, "fma_gflops") > 0);
     CHECK(has(json, "\"status\": \"FAIL\""));
@@ -311,7 +284,7 @@ TEST_CASE("00: the screen shows the JSON's value, sizes also in KiB, MiB or GiB,
     CHECK(shown({"copy_kernel_gbs", "null"}) == "-");
     CHECK(shown({"copy_bytes", "null"}) == "-");  // not measured: no size
     CHECK(shown({"pci_bus_id", "\"0000:01:00.0\""}) == "0000:01:00.0");
-    CHECK(shown({"x", json::text("")}) == "");
+    CHECK(shown({"x", wb::json::text("")}) == "");
     CHECK(strf("%s", std::string(2000, 'a').c_str()).size() == 2000);  // no fixed buffer
     CHECK(bytes_text(48 * 1024) == "48 KiB");
     CHECK(bytes_text(1000) == "1000 B");
@@ -344,11 +317,12 @@ TEST_CASE("00: bytes and FLOP are counted as the notes say", "[00]") {
     CHECK(fma_flops(1000) == 1000 * 2.0 * kFmaChains * kFmaIters);              // 2 FLOP per FMA
     CHECK(per_second_1e9(2e9, 1.0) == 2000.0);                                  // 2e9 B in 1 ms: 2000 GB/s
     CHECK(percent(50.0, 200.0) == 25.0);
-    CHECK_FALSE(measured(percent(kNotMeasured, 200.0)));
-    CHECK_FALSE(measured(percent(50.0, 0.0)));
+    CHECK(std::isnan(percent(kNotMeasured, 200.0)));
+    CHECK(std::isnan(percent(50.0, 0.0)));
     // The memory ceiling is the better copy; none measured is "not measured", never 0.
     Gpu g;
-    CHECK_FALSE(measured(best_bandwidth_gbs(g)));
+    CHECK(std::isnan(best_bandwidth_gbs(g)));
+    CHECK(std::isnan(fma_of(g).gflops));
     g.copy = CopyMeasurement{};
     g.copy->memcpy_gbs = 4204.0;
     g.copy->kernel_gbs = 4300.0;
@@ -361,33 +335,6 @@ TEST_CASE("00: bytes and FLOP are counted as the notes say", "[00]") {
     CHECK(choose_copy_buffer_bytes(true, 80 * gib, 126 * mib) == 4 * 126 * mib);  // a large L2
     CHECK(choose_copy_buffer_bytes(false, 2 * gib, 50 * mib) == gib / 2);
     CHECK(choose_copy_buffer_bytes(false, 4001, 0) == 768);
-}
-
-TEST_CASE("00: an SM clock below what the FMA rate needs is not reported", "[00]") {
-    Gpu h200;
-    h200.facts.sms = 132;
-    h200.facts.fp32_lanes_per_sm = 128;
-    h200.facts.clock_ghz = 1.98;
-    h200.facts.peak_fp32_gflops = 132 * 128 * 2 * 1.98;
-    // The H200's 65256 GFLOP/s on 132 SMs x 128 lanes needs at least 1.931 GHz (the notes' number).
-    CHECK(std::fabs(min_clock_for_gflops(h200.facts, 65256.0) - 1.931) < 5e-4);
-    CHECK_FALSE(measured(min_clock_for_gflops(wb::DeviceFacts{}, 65256.0)));
-    CHECK_FALSE(measured(sm_clock_under_load(h200)));  // no FMA run
-    h200.fma = FmaMeasurement{};
-    h200.fma->gflops = 65256.0;
-    h200.fma->sm_clock_ghz = 1.69;  // what the reference H200's virtual machine "measured"
-    CHECK_FALSE(measured(sm_clock_under_load(h200)));
-    const std::vector<Line> lines = ceiling_lines(h200, Report{});
-    const std::string json = json::object(lines);
-    CHECK(has(json, "\"sm_clock_ghz_under_load\": null"));
-    CHECK(has(json, "\"fma_pct_peak_at_measured_clock\": null"));
-    const auto clock = std::find_if(lines.begin(), lines.end(),
-                                    [](const Line& l) { return l.key == "sm_clock_ghz_under_load"; });
-    CHECK(shown(*clock).rfind("- (not measurable here", 0) == 0);
-    h200.fma->sm_clock_ghz = 1.95;
-    CHECK(sm_clock_under_load(h200) == 1.95);
-    h200.fma->sm_clock_ghz = 0;  // the counters read nothing
-    CHECK_FALSE(measured(sm_clock_under_load(h200)));
 }
 
 TEST_CASE("00: the FMA chains start exact and stay bounded", "[00]") {
@@ -433,13 +380,11 @@ TEST_CASE("00: driver and runtime versions, and which compiled-in code runs on w
     CHECK(code_for({}, 90).kind == "none");
 }
 
-TEST_CASE("00: /proc parsers", "[00]") {
+TEST_CASE("00: the profiling permission from /proc/driver/nvidia/params", "[00]") {
     CHECK(profiling_admin_only("EnableMSI: 1\nRmProfilingAdminOnly: 1\nOther: 0\n") == 1);
     CHECK(profiling_admin_only("RmProfilingAdminOnly: 0\n") == 0);
     CHECK(profiling_admin_only("RmProfilingAdminOnly: \n") == -1);
     CHECK(profiling_admin_only("") == -1);
-    CHECK(is_wsl("Linux version 5.15.153.1-microsoft-standard-WSL2 (root@...)"));
-    CHECK_FALSE(is_wsl("Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)"));
 }
 
 TEST_CASE("00: options: the shared ones that fit are kept, the GEMM ones refused", "[00]") {
@@ -475,8 +420,6 @@ TEST_CASE("00: the verdict names what to fix, and its exit status", "[00]") {
     CHECK(judge(r).ready());
     CHECK(judge(r).status == wb::kExitOk);
     CHECK(judge(r).notes.empty());
-    CHECK(judge(r).first_lines() ==
-          std::vector<std::string>{"ready for every chapter: 01 on the CPU, 02 and later on GPU 0."});
 
     SECTION("no code for the GPU: status 3 and the make line") {
         r.gpus[0].kernel_image = "missing";
@@ -486,16 +429,19 @@ TEST_CASE("00: the verdict names what to fix, and its exit status", "[00]") {
         CHECK(has(v.problems[0], "holds no code for sm_90 (compute capability 9.0)"));
         CHECK(has(v.problems[0], "make clean && make ARCH=sm_90"));
     }
-    SECTION("no GPU: chapter 01 is still ready, the GPU chapters are not") {
+    SECTION("no GPU: status 3, and the problem says so") {
         r.gpus.clear();
         r.device_error = "cudaErrorNoDevice: no CUDA-capable device is detected";
         const Verdict v = judge(r);
         CHECK(v.status == wb::kExitNoDevice);
-        const std::vector<std::string> lines = v.first_lines();
-        REQUIRE(lines.size() == 2);
-        CHECK(lines[0] == "ready for chapter 01 (it runs on the CPU).");
-        CHECK(lines[1].rfind("NOT ready for the GPU chapters", 0) == 0);
+        REQUIRE(v.problems.size() == 1);
         CHECK(has(v.problems[0], "no usable CUDA GPU"));
+    }
+    SECTION("a driver older than the runtime in the minor number: a note") {
+        r.driver_version = 12080;
+        r.runtime_version = 12090;
+        CHECK(judge(r).ready());
+        CHECK(judge(r).notes == std::vector<std::string>{"update the NVIDIA driver"});
     }
     SECTION("cuBLAS fails: status 1, unless GPU 0 cannot be used at all") {
         r.gpus[0].cublas->pass = false;
@@ -563,13 +509,14 @@ TEST_CASE("00: without a GPU the program explains, exits 3 with one line and sti
     INFO(r.out << r.err);
     CHECK(r.status == wb::kExitNoDevice);
     CHECK(has(r.out, "== cuda"));  // versions come before the bad news
-    CHECK(has(r.out, "runtime_version"));
+    CHECK(has(r.out, "runtime "));
     // Chapter 01 runs on the CPU: only the GPU chapters wait for a GPU.
     CHECK(has(r.out, "ready for chapter 01 (it runs on the CPU)"));
     CHECK(has(r.out, "NOT ready for the GPU chapters (02 and later)"));
     CHECK(r.err.rfind("00_env_check: error: ", 0) == 0);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK((has(r.err, "no usable CUDA GPU") || has(r.err, "no NVIDIA driver")));
+    CHECK((has(r.err, "nvidia-smi") || has(r.err, "Install the NVIDIA driver")));  // what to do
     const std::string json = read_file(json_path);
     CHECK(valid_json(json));
     CHECK(number_after(json, "gpu_count") == 0);
@@ -626,13 +573,11 @@ TEST_CASE("00: fma_chains computes what the CPU computes, bit for bit", "[gpu][0
     WB_REQUIRE_GPU();
     const int blocks = 3, threads = blocks * kFmaThreads;
     wb::DeviceBuffer<float> out(threads);
-    wb::DeviceBuffer<unsigned long long> clock_sums(2);
     const float always = -std::numeric_limits<float>::infinity(),
                 never = std::numeric_limits<float>::infinity();
     for (const auto& ab : {std::pair<float, float>{kFmaA, kFmaB}, {0.5f, 0.25f}}) {
         WB_CUDA_CHECK(cudaMemset(out.get(), 0xFF, threads * sizeof(float)));  // NaN everywhere
-        WB_CUDA_CHECK(cudaMemset(clock_sums.get(), 0, 2 * sizeof(unsigned long long)));
-        launch_fma(blocks, ab.first, ab.second, always, out.get(), clock_sums.get(), 0);
+        launch_fma(blocks, ab.first, ab.second, always, out.get(), 0);
         WB_CUDA_CHECK(cudaDeviceSynchronize());
         const std::vector<float> got = out.download();
         int wrong = 0;
@@ -643,13 +588,10 @@ TEST_CASE("00: fma_chains computes what the CPU computes, bit for bit", "[gpu][0
         INFO("a = " << ab.first << ", b = " << ab.second << ", thread 0: " << got[0] << " vs "
                     << fma_chains_reference(0, ab.first, ab.second));
         CHECK(wrong == 0);
-        const std::vector<unsigned long long> sums = clock_sums.download();
-        CHECK(sums[0] > 0);  // cycles
-        CHECK(sums[1] > 0);  // nanoseconds
     }
     // With store_above = +infinity (the timed runs) nothing is written.
     WB_CUDA_CHECK(cudaMemset(out.get(), 0xFF, threads * sizeof(float)));
-    launch_fma(blocks, kFmaA, kFmaB, never, out.get(), nullptr, 0);
+    launch_fma(blocks, kFmaA, kFmaB, never, out.get(), 0);
     WB_CUDA_CHECK(cudaDeviceSynchronize());
     const std::vector<float> untouched = out.download();
     CHECK(std::all_of(untouched.begin(), untouched.end(), [](float v) { return std::isnan(v); }));
@@ -661,15 +603,11 @@ TEST_CASE("00: the measured FMA rate and bandwidth are plausible", "[gpu][00]") 
     const wb::Stream stream;
     const FmaMeasurement fma = measure_fma(kFmaWavesQuick, 2, 5, stream);
     const CopyMeasurement copy = measure_copy(size_t(256) << 20, 2, 5, stream);
-    INFO("FMA " << fma.gflops << " GFLOP/s of " << dev.peak_fp32_gflops << " at " << fma.sm_clock_ghz
-                << " GHz (max " << dev.clock_ghz << "); copy " << copy.kernel_gbs << " GB/s, memcpy "
-                << copy.memcpy_gbs << " GB/s of " << dev.peak_bandwidth_gbs);
+    INFO("FMA " << fma.gflops << " GFLOP/s of " << dev.peak_fp32_gflops << "; copy " << copy.kernel_gbs
+                << " GB/s, memcpy " << copy.memcpy_gbs << " GB/s of " << dev.peak_bandwidth_gbs);
     CHECK(fma.gflops > 0);
-    CHECK(fma.sm_clock_ghz > 0);
-    // GeForce cards may boost above the clock the driver reports as maximum; a rate above theory
-    // is only plausible by that factor.
-    const double boost = std::max(1.0, fma.sm_clock_ghz / dev.clock_ghz);
-    CHECK(fma.gflops <= 1.05 * dev.peak_fp32_gflops * boost);
+    // GeForce cards may boost somewhat above the clock the driver reports as maximum, not by half.
+    CHECK(fma.gflops <= 1.5 * dev.peak_fp32_gflops);
     CHECK(copy.kernel_gbs > 0);
     CHECK(copy.memcpy_gbs > 0);
 }

@@ -1,5 +1,5 @@
 // test_common.cu - tests of the shared harness: options, inputs, rounding, reference, checker,
-// CSV (CPU only, they run everywhere), and the GPU path of the harness with cuBLAS.
+// CSV, the JSON writer (CPU only, they run everywhere), and the GPU path of the harness with cuBLAS.
 #include <cmath>
 #include <cstring>
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "energy.h"
+#include "json.h"
 #include "testing.cuh"
 
 using namespace wb;
@@ -491,6 +492,26 @@ TEST_CASE("CSV rows follow the schema", "[csv]") {
 }
 
 // ---- device facts (pure functions, no GPU needed) ----------------------------------------------
+
+TEST_CASE("JSON values: escaped text, exact whole numbers, no NaN, short arrays on one line", "[json]") {
+    using namespace wb::json;
+    CHECK(text("say \"hi\" C:\\cuda") == "\"say \\\"hi\\\" C:\\\\cuda\"");
+    CHECK(text("a\nb\tc\rd") == "\"a\\u000ab\\u0009c\\u000dd\"");
+    CHECK(text(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
+    CHECK(text("H200 \xe2\x9c\x93") == "\"H200 \xe2\x9c\x93\"");  // UTF-8 passes through
+    CHECK(text_or_null("") == "null");
+    CHECK(number(NAN) == "null");  // JSON has no NaN
+    CHECK(number(INFINITY) == "null");
+    CHECK(number(1.0 / 3) == "0.3333333");
+    CHECK(number(150119866368.0) == "150119866368");  // bytes stay exact
+    CHECK(number(-2) == "-2");
+    CHECK(array({}) == "[]");
+    CHECK(object({}) == "{}");
+    CHECK(texts({"a", "b"}) == "[\"a\", \"b\"]");
+    CHECK(texts({std::string(80, 'x')}) == "[\n  \"" + std::string(80, 'x') + "\"\n]");
+    const std::string nested = object({{"a", "1"}, {"b", object({{"c", boolean(true)}})}});
+    CHECK(nested == "{\n  \"a\": 1,\n  \"b\": {\n    \"c\": true\n  }\n}");  // one step deeper
+}
 
 TEST_CASE("FP32 lanes and versions by compute capability", "[device]") {
     CHECK(fp32_lanes_per_sm(7, 5) == 64);

@@ -72,13 +72,11 @@ def read_rows(csv_path):
 
 ENV_TEXT = {
     "en": {"gpu": "{name} ({sm}, {sms} SMs, driver CUDA {driver})", "run": " (run by `make bench`)",
-           "fma": "{v:.0f} GFLOP/s ({pct:.1f}% of {peak:.0f})", "clock": "{v:.3f} GHz",
-           "no_clock": "not measurable in that VM; the FMA rate implies at least {v:.3f} GHz",
+           "fma": "{v:.0f} GFLOP/s ({pct:.1f}% of {peak:.0f})",
            "copy": "{v:.0f} GB/s ({pct:.1f}% of {peak:.0f})", "memcpy": "{v:.0f} GB/s ({pct:.1f}%)",
            "smoke": "{status}, rel. error {err:.1e}"},
     "zh": {"gpu": "{name}（{sm}，{sms} 个 SM，驱动 CUDA {driver}）", "run": "（由 `make bench` 运行）",
-           "fma": "{v:.0f} GFLOP/s（理论 {peak:.0f} 的 {pct:.1f}%）", "clock": "{v:.3f} GHz",
-           "no_clock": "在该虚拟机中无法测量；FMA 速率意味着至少 {v:.3f} GHz",
+           "fma": "{v:.0f} GFLOP/s（理论 {peak:.0f} 的 {pct:.1f}%）",
            "copy": "{v:.0f} GB/s（理论 {peak:.0f} 的 {pct:.1f}%）", "memcpy": "{v:.0f} GB/s（{pct:.1f}%）",
            "smoke": "{status}，相对误差 {err:.1e}"},
 }
@@ -86,18 +84,13 @@ ENV_TEXT = {
 
 def env_row(env, lang, json_path):
     """Chapter 00's row (its block `env`) from the JSON that `00_env_check --json` wrote: the first
-    GPU's measured FMA rate, SM clock, copy rates and cuBLAS smoke test."""
+    GPU's measured FMA rate, copy rates and cuBLAS smoke test."""
     t, g = ENV_TEXT[lang], env["gpus"][0]
     m = g["measured"]
-    if m.get("sm_clock_ghz_under_load"):
-        clock = t["clock"].format(v=m["sm_clock_ghz_under_load"])
-    else:  # the FMA rate needs at least this clock: FLOP/s / (SMs x lanes x 2 FLOP per FMA)
-        clock = t["no_clock"].format(v=m["fma_gflops"] / (g["sms"] * g["fp32_lanes_per_sm"] * 2))
     cells = [t["gpu"].format(name=g["name"], sm=g["sm"], sms=g["sms"], driver=env["cuda"]["driver"]),
              env["timestamp"][:10],
              f"`./00_env_check/00_env_check --json {json_path}`" + t["run"],
              t["fma"].format(v=m["fma_gflops"], pct=m["fma_pct_peak"], peak=g["peak_fp32_gflops"]),
-             clock,
              t["copy"].format(v=m["copy_kernel_gbs"], pct=m["copy_kernel_pct_peak"], peak=g["peak_bandwidth_gbs"]),
              t["memcpy"].format(v=m["memcpy_gbs"], pct=m["memcpy_pct_peak"]),
              t["smoke"].format(status=g["cublas_smoke"]["status"], err=g["cublas_smoke"]["rel_err"])]
