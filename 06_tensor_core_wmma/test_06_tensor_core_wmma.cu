@@ -485,7 +485,7 @@ TEST_CASE("06: best follows the waves and the copy path", "[06]") {
     // A small problem: 4 tiles of 128x128 leave 128 SMs idle; 8 of 64x128 (and 16 of 64x64) spread
     // further.
     CHECK(fp16(256, 256, 256) == "mma_64x128");
-    // Element-wise path with 125 tiles of 64x128 for 132 SMs (1000x1013x4097): step 9's small tile.
+    // Element-wise path with 128 tiles of 64x128 for 132 SMs (1000x1013x4097): step 9's small tile.
     CHECK(fp16(1000, 1013, 4097) == "mma_64x128");
     // TF32: step 8 on large shapes, the 64x64 tile where 128x128 leaves most SMs idle.
     CHECK(tf32(4096, 4096, 4096) == "tf32_mma_sync");
