@@ -125,7 +125,7 @@ class TestLabMirrors:
         import re
         text = open(os.path.join(ROOT, "06_tensor_core_wmma", "best_06.cuh")).read()
         in_file = {m.group(1): (int(m.group(2)), int(m.group(3)))
-                   for m in re.finditer(r'\("(\w+)",.*?\{(\d+), (\d+)\}, \{\d+, \d+\}\)', text, re.S)}
+                   for m in re.finditer(r'\("(\w+)",.*?\{(\d+), (\d+)\},\s*\{\d+, \d+\}\)', text, re.S)}
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             assert best_06.main([]) == 0
@@ -136,7 +136,8 @@ class TestLabMirrors:
                 printed[m.group(4)] = (int(m.group(2)), int(m.group(3)))
         # kernels.cuh names the ladder's configurations by their ladder names, the others by their own
         lab_name = {"wmma_128x128_4warps": "h_128x128_w64x64_s3", "wmma_64x64": "h_64x64_w32x32_s3",
-                    "mma_64x64": "m_64x64_w32x32_s3"}
-        assert len(in_file) == 8, in_file
+                    "mma_64x64": "m_64x64_w32x32_s3", "mma_ldmatrix": "hm_128x256_w64x64_s4",
+                    "mma_128x256_k64": "hm_128x256_w64x64_k64_s3", "mma_64x128": "hm_64x128_w32x64_s4"}
+        assert len(in_file) == 11, in_file
         for name, rates in in_file.items():
             assert printed[lab_name.get(name, name)] == rates, name
