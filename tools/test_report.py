@@ -272,6 +272,15 @@ class TestReportFixture:
         assert "| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 1024.0 | 960000 | 210000.0 | 21.9 | compute |" in \
                       self.en
 
+    def test_traffic_counts_each_input_type_at_its_own_width(self):
+        from wb import report
+        s = (4096, 4096, 4096)
+        c = 4 * 4096 * 4096  # FP32 C written once (beta = 0)
+        assert report.traffic_bytes(s, "fp32", 0.0) == 4 * 2 * 4096 * 4096 + c
+        assert report.traffic_bytes(s, "bf16", 0.0) == 2 * 2 * 4096 * 4096 + c
+        assert report.traffic_bytes(s, "fp8_e4m3", 0.0) == 1 * 2 * 4096 * 4096 + c
+        assert report.traffic_bytes(s, "fp8_e4m3", 1.0) == 2 * 4096 * 4096 + 2 * c
+
     def test_provenance(self):
         with open(FIXTURE_CSV, "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()[:16]

@@ -412,9 +412,10 @@ def get(obj, *keys):
 
 def traffic_bytes(shape, dtype, beta):
     """The least DRAM traffic of one GEMM: A and B read once, C written once (and read once when
-    beta != 0). FP16 and BF16 variants read 2-byte inputs; every variant writes FP32."""
+    beta != 0). FP16 and BF16 variants read 2-byte inputs, FP8 ones 1-byte inputs; every variant
+    writes FP32."""
     m, n, k = shape
-    in_bytes = 2 if dtype in ("fp16", "bf16") else 4
+    in_bytes = {"fp16": 2, "bf16": 2, "fp8_e4m3": 1}.get(dtype, 4)
     c_passes = 2 if beta not in (None, 0.0) else 1
     return in_bytes * (m * k + k * n) + 4 * m * n * c_passes
 
