@@ -164,6 +164,7 @@ inline bool check_env_options(const wb::Options& opt, std::string& error) {
                           : opt.variant != d.variant                   ? "--variant"
                           : opt.check != d.check                       ? "--no-check"
                           : !opt.csv.empty()                           ? "--csv"
+                          : opt.energy                                 ? "--energy"
                                                                        : nullptr;
     if (refused)
         error = std::string("this program takes no ") + refused +

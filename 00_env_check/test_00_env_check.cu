@@ -405,6 +405,7 @@ TEST_CASE("00: options: the shared ones that fit are kept, the GEMM ones refused
                                                            {"--variant", "x"},
                                                            {"--csv", "a.csv"},
                                                            {"--no-check"},
+                                                           {"--energy"},
                                                            {"--beta", "1"},
                                                            {"--bogus"},
                                                            {"--json"}}) {
