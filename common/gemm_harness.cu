@@ -119,6 +119,9 @@ struct LtFp8Plan {
 };
 
 constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
+// cuBLASLt answers CUBLAS_STATUS_NOT_SUPPORTED to a scale pointer that is not 16-byte aligned
+// (cuBLAS 13.1 on the H200): every FP8 scale the harness makes sits in a slot of its own, 16 bytes.
+constexpr int kScaleSlot = 16 / int(sizeof(float));
 struct LtWorkspace;  // tags of the scratch buffers (wb::scratch_buffer)
 struct LtPaddedA;
 struct LtPaddedB;
@@ -184,14 +187,13 @@ void lt_fp8_run(const LtFp8Plan& p, float alpha, const void* a, const float* sca
 void cublaslt_fp8(int M, int N, int K, float alpha, Fp8Operand A, Fp8Operand Bt, float beta, float* C,
                   cudaStream_t stream) {
     auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    // cuBLASLt answers CUBLAS_STATUS_NOT_SUPPORTED to a scale pointer that is not 16-byte aligned
-    // (cuBLAS 13.1 on the H200): such scales are copied into two aligned slots first.
+    // Scales that are not 16-byte aligned (kScaleSlot) are copied into two aligned slots first.
     if (!aligned(A.scale) || !aligned(Bt.scale)) {
-        float* slots = static_cast<float*>(scratch_buffer<LtScales>(8 * sizeof(float)));
+        float* slots = static_cast<float*>(scratch_buffer<LtScales>(2 * kScaleSlot * sizeof(float)));
         WB_CUDA_CHECK(cudaMemcpyAsync(slots, A.scale, sizeof(float), cudaMemcpyDeviceToDevice, stream));
-        WB_CUDA_CHECK(cudaMemcpyAsync(slots + 4, Bt.scale, sizeof(float), cudaMemcpyDeviceToDevice, stream));
+        WB_CUDA_CHECK(cudaMemcpyAsync(slots + kScaleSlot, Bt.scale, sizeof(float), cudaMemcpyDeviceToDevice, stream));
         A.scale = slots;
-        Bt.scale = slots + 4;
+        Bt.scale = slots + kScaleSlot;
     }
     // As given, when every operand meets cuBLASLt's FP8 rules (16-byte aligned, rows of multiples
     // of 16 bytes) and it has a kernel for the shape.
@@ -294,18 +296,16 @@ struct GemmProblem::Impl {
         const float scales[2] = {e4m3_scale(A.data(), A.size()), e4m3_scale(B.data(), B.size())};
         dA8 = DeviceBuffer<__nv_fp8_e4m3>(A.size());
         dBt8 = DeviceBuffer<__nv_fp8_e4m3>(B.size());
-        dScales = DeviceBuffer<float>(2 * kScaleStride);
+        dScales = DeviceBuffer<float>(2 * kScaleSlot);
         dA8.upload(to_e4m3(A, scales[0], s.m, s.k, false));
         dBt8.upload(to_e4m3(B, scales[1], s.k, s.n, true));
-        std::vector<float> slots(2 * kScaleStride, 0.0f);
+        std::vector<float> slots(2 * kScaleSlot, 0.0f);
         slots[0] = scales[0];
-        slots[kScaleStride] = scales[1];
+        slots[kScaleSlot] = scales[1];
         dScales.upload(slots);
     }
-    // Each scale in its own 16-byte slot: cuBLASLt takes only 16-byte aligned scale pointers.
-    static constexpr int kScaleStride = 4;
     Fp8Operand a8() const { return {dA8.get(), dScales.get()}; }
-    Fp8Operand bt8() const { return {dBt8.get(), dScales.get() + kScaleStride}; }
+    Fp8Operand bt8() const { return {dBt8.get(), dScales.get() + kScaleSlot}; }
 
     template <class Launch>
     std::vector<float> run_once(Launch&& launch, cudaStream_t stream) {
