@@ -24,8 +24,9 @@
 #
 # Settings (environment): GRADE_DIR (default grade; a new or empty folder, or one this script made
 # before), GRADE_REFERENCE (default grade-reference), STUDENT_ID, GRADE_SEED, GRADE_TIMEOUT (seconds
-# per program run, default 900), GRADE_JOBS (parallel build jobs), GRADE_NO_GPU=1 (act as if there
-# were no GPU), CUOBJDUMP, SANITIZER (the tools; default: on the PATH, else in the CUDA toolkit).
+# per program run, default 900), GRADE_JOBS (parallel build jobs), GRADE_GPU_LOCK (see gpu_needs.sh:
+# gradings started side by side take turns on the GPU), GRADE_NO_GPU=1 (act as if there were no
+# GPU), CUOBJDUMP, SANITIZER (the tools; default: on the PATH, else in the CUDA toolkit).
 # Exit status: 0 graded (whatever the grade), 1 the submission could not be assembled or scoring
 # failed, 2 bad usage (a manifest from another workbook, a GRADE_DIR that cannot be written), 3 no
 # usable GPU, 4 a tool the grading needs is missing (compute-sanitizer, cuobjdump, CUPTI).
@@ -87,7 +88,7 @@ G=$(cd "$G" && pwd)
 R="$G/results.tsv"
 rec() { (IFS=$'\t'; echo "$*") >>"$R"; }
 TO=${GRADE_TIMEOUT:-900}
-run_to() { if command -v timeout >/dev/null 2>&1; then timeout "$TO" "$@"; else "$@"; fi; }
+run_to() { wb_gpu_run "$TO" "$@"; }
 jobs=${GRADE_JOBS:-$(nproc 2>/dev/null || echo 4)}
 
 # ---- 2. the tree to grade --------------------------------------------------------------------

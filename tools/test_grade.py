@@ -597,6 +597,34 @@ class TestScoring:
 
 # ==== 4. usage ======================================================================================
 
+class TestGpuLock:
+    """wb_gpu_run (gpu_needs.sh), under which grade.sh runs every GPU program: gradings started side by
+    side take turns on the GPU, so none times its kernels while another's run."""
+
+    RUN = (". {needs}; for i in 1 2 3; do wb_gpu_run 60 sh -c 'echo start >>\"$0\"; sleep 0.3; "
+           "echo end >>\"$0\"' {log} & done; wait")
+
+    def lines(self, tmp_path, env_extra):
+        log = tmp_path / "log"
+        cmd = self.RUN.format(needs=os.path.join(TOOLS, "gpu_needs.sh"), log=log)
+        r = subprocess.run(["bash", "-c", cmd], env=dict(os.environ, **env_extra), capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return log.read_text().split()
+
+    def test_gradings_side_by_side_take_turns(self, tmp_path):
+        assert self.lines(tmp_path, {"GRADE_GPU_LOCK": str(tmp_path / "lock")}) == ["start", "end"] * 3
+
+    def test_without_a_usable_lock_file_the_programs_still_run(self, tmp_path):
+        lines = self.lines(tmp_path, {"GRADE_GPU_LOCK": str(tmp_path / "no" / "such" / "lock")})
+        assert sorted(lines) == ["end"] * 3 + ["start"] * 3
+        assert lines != ["start", "end"] * 3  # nothing serialised them: the test above can fail
+
+    def test_the_timeout_applies_to_the_program(self, tmp_path):
+        r = subprocess.run(["bash", "-c", f". {os.path.join(TOOLS, 'gpu_needs.sh')}; wb_gpu_run 1 sleep 30"],
+                           env=dict(os.environ, GRADE_GPU_LOCK=str(tmp_path / "lock")), capture_output=True, timeout=20)
+        assert r.returncode == 124
+
+
 class TestUsage:
     @pytest.fixture(autouse=True)
     def tmp_folder(self, tmp_path):
