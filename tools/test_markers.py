@@ -287,3 +287,45 @@ def test_fill_block_results_word_is_left_alone_by_a_plain_fill(tmp_path, monkeyp
     run = subprocess.run([sys.executable, "-m", "wb", "fill", "vm.csv", "--block", "nonsense"], env=env,
                          capture_output=True, text=True)
     assert run.returncode == 2 and run.stderr.count("\n") == 1
+
+
+def test_fill_shows_the_shapes_a_note_selects_and_the_check_keeps_them(tmp_path, monkeypatch):
+    chapter = "06_tensor_core_wmma"
+    os.makedirs(tmp_path / chapter)
+    for name in ("README.md", "README.zh-CN.md"):
+        (tmp_path / chapter / name).write_text("# t\n\n<!-- wb:fill results -->\nold\n<!-- wb:end results -->\n",
+                                               encoding="utf-8")
+    shutil.copy(os.path.join(ROOT, "results", "h200", "bench.csv"), tmp_path / "bench.csv")
+    monkeypatch.chdir(tmp_path)
+    notes = [os.path.join(chapter, n) for n in ("README.md", "README.zh-CN.md")]
+
+    def shapes_in(path):
+        block = markers.find((tmp_path / path).read_text(encoding="utf-8"), "results")
+        return {line.split(" | ")[1] for line in block.content.splitlines() if line.startswith("| `")}
+
+    selection = {"4096x4096x4096", "1000x1013x4097"}
+    assert fill.main("bench.csv", None, "results", fill.parse_selection(["06=4096,1000x1013x4097"])) == 0
+    assert shapes_in(notes[0]) == shapes_in(notes[1]) == selection
+    en = (tmp_path / notes[0]).read_text(encoding="utf-8")
+    assert "The table shows the shapes 4096x4096x4096, 1000x1013x4097;" in en
+    assert "表中只列出形状 4096x4096x4096, 1000x1013x4097；" in (tmp_path / notes[1]).read_text(encoding="utf-8")
+    out = io.StringIO()
+    assert markers.check(str(tmp_path), notes, out) == (0, []), out.getvalue()
+    # A plain fill (what follows make bench) keeps the selection the note declares.
+    assert fill.main("bench.csv") == 0
+    assert (tmp_path / notes[0]).read_text(encoding="utf-8") == en
+    # A row deleted by hand is caught: the check shows the declared shapes, not the ones left in the table.
+    gone = en.replace(next(line for line in en.splitlines() if "| 1000x1013x4097 |" in line) + "\n", "", 1)
+    (tmp_path / notes[0]).write_text(gone, encoding="utf-8")
+    out = io.StringIO()
+    assert markers.check(str(tmp_path), notes[:1], out)[0] == 1
+    assert "results: DIFFERS from bench.csv" in out.getvalue()
+    # A shape the run does not have is an error, and the note is left as it was.
+    assert fill.main("bench.csv", None, "results", fill.parse_selection(["06=512"])) == 1
+    assert (tmp_path / notes[0]).read_text(encoding="utf-8") == gone
+    assert fill.main("bench.csv", None, "results", fill.parse_selection(["42=512"])) == 1
+    with pytest.raises(ValueError):
+        fill.parse_selection(["4096,8192"])
+    # CHAPTER=all shows every shape again, and says nothing about a selection.
+    assert fill.main("bench.csv", None, "results", fill.parse_selection([f"{chapter}=all"])) == 0
+    assert len(shapes_in(notes[0])) == 6 and "The table shows the shapes" not in (tmp_path / notes[0]).read_text(encoding="utf-8")

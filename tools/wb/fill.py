@@ -5,13 +5,19 @@ left alone; --block results-WORD writes a block of that name instead, for a run 
 must not overwrite), and the ladder of the whole run (each chapter's best variant as % of cuBLAS, chapter
 07's CUTLASS rows beside it) into the top README's block `ladder`. Every number comes from the CSV; the caption names the GPU, versions, commit, date and
 command. With --env, chapter 00's row (its block `env`) comes from the JSON of
-`00_env_check --json`. `python3 -m wb notes check` checks that the notes still say what the CSV says."""
+`00_env_check --json`. `python3 -m wb notes check` checks that the notes still say what the CSV says.
+
+A chapter's table may show some of the run's shapes only: `--shapes CHAPTER=S1,S2,...` (CHAPTER the
+folder or its number, each S as the programs write it, 4096 or 1000x1013x4097) keeps those, and the
+caption says which; a later fill keeps the selection its note declares (`--shapes CHAPTER=all`
+shows every shape again), and `notes check` regenerates the table with it."""
 import csv
 import json
 import os
+import re
 import sys
 
-from wb import add_command, markers, mdtable
+from wb import add_command, markers, mdtable, shapes as shape_grammar
 
 NAME, ENV, LADDER = "results", "env", "ladder"  # the blocks: a chapter's rows, chapter 00's row, the top README's ladder
 TEXT = {
@@ -20,17 +26,53 @@ TEXT = {
                    "git `{git}`, with\n`{cmd}`\n(raw rows: `{csv}`).",
         "cpu_caption": "Measured on {gpu} (the CPU), {date}, git `{git}`, with\n`{cmd}`\n(raw rows: `{csv}`).",
         "header": ["variant", "M x N x K", "ms (median)", "GFLOP/s", "% of {base}", "% of peak", "rel. error", "check"],
+        "shown": "The table shows the shapes {shapes}; the raw rows hold every shape of the run.",
     },
     "zh": {
         "caption": "测量环境：{gpu}（sm_{cc}），驱动 CUDA {driver}，运行时 {runtime}，{date}，"
                    "git `{git}`，命令：\n`{cmd}`\n（原始数据：`{csv}`）。",
         "cpu_caption": "测量环境：{gpu}（CPU），{date}，git `{git}`，命令：\n`{cmd}`\n（原始数据：`{csv}`）。",
         "header": ["变体", "M x N x K", "毫秒（中位数）", "GFLOP/s", "占 {base} 的 %", "占峰值的 %", "相对误差", "检查"],
+        "shown": "表中只列出形状 {shapes}；原始数据含本次运行的全部形状。",
     },
 }
 
 
-def table(rows, lang, cmd, csv_path):
+# The caption's sentence that declares a selection of shapes, in either language: the note itself
+# keeps the selection, so that a later fill and `notes check` show the same shapes.
+SHOWN = [re.compile(re.escape(t["shown"]).replace(re.escape("{shapes}"), r"(\d+x\d+x\d+(?:, \d+x\d+x\d+)*)"))
+         for t in TEXT.values()]
+
+
+def shape_of(row):
+    return int(row["M"]), int(row["N"]), int(row["K"])
+
+
+def shown_shapes(content):
+    """The shapes a block's caption says it shows, as (M, N, K) tuples; None when it shows every shape."""
+    for pattern in SHOWN:
+        m = pattern.search(content)
+        if m:
+            return [shape_grammar.parse_shape(s) for s in m.group(1).split(", ")]
+    return None
+
+
+def select(rows, shapes, csv_path):
+    """The rows of `shapes` (all of them when `shapes` is empty), in the CSV's order; ValueError
+    when a shape has no row."""
+    if not shapes:
+        return rows
+    missing = [s for s in shapes if s not in {shape_of(r) for r in rows}]
+    if missing:
+        raise ValueError(f"{csv_path} has no rows of {rows[0]['chapter']} at "
+                         + ", ".join(shape_grammar.shape_text(s) for s in missing))
+    return [r for r in rows if shape_of(r) in shapes]
+
+
+def table(rows, lang, cmd, csv_path, shapes=None):
+    """The block `results` of one chapter's rows; with `shapes`, only the rows of those shapes,
+    and the caption says which (see select)."""
+    rows = select(rows, shapes, csv_path)
     first = rows[0]
     base = "BLAS" if first["chapter"].startswith("01_") else "cuBLAS"
     t = TEXT[lang]
@@ -38,6 +80,8 @@ def table(rows, lang, cmd, csv_path):
     out = [caption.format(gpu=first["gpu"], cc=first["cc"].replace(".", ""), driver=first["driver"],
                                runtime=first["runtime"], date=first["timestamp"][:10], git=first["git"],
                                cmd=cmd, csv=csv_path), ""]
+    if shapes:
+        out[0] += "\n" + t["shown"].format(shapes=", ".join(shape_grammar.shape_text(s) for s in shapes))
     header = [h.format(base=base) for h in t["header"]]
     body = [[f'`{r["variant"]}`', f'{r["M"]}x{r["N"]}x{r["K"]}',
              r["ms_median"] and f'{float(r["ms_median"]):.3f}' or "-",
@@ -63,6 +107,27 @@ def fill(path, block, name=NAME):
     with open(path, "w", encoding="utf-8") as f:
         f.write(new)
     return True
+
+
+def declared_shapes(path, name=NAME):
+    """The selection of shapes the note's block declares (see shown_shapes); None when it has none."""
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        b = markers.find(f.read(), name, path)
+    return shown_shapes(b.content) if b else None
+
+
+def parse_selection(items):
+    """{chapter or its number: [(M, N, K)], or [] for every shape} from the --shapes arguments;
+    ValueError with one sentence when one cannot be read."""
+    chosen = {}
+    for item in items or []:
+        chapter, sep, text = item.partition("=")
+        if not sep or not chapter:
+            raise ValueError(f"--shapes {item}: write CHAPTER=S1,S2,... (e.g. 06=4096,1000x1013x4097) or CHAPTER=all")
+        chosen[chapter] = [] if text == "all" else shape_grammar.parse_shapes(text)
+    return chosen
 
 
 def read_rows(csv_path):
@@ -130,6 +195,9 @@ def register(sub):
                    help="chapter<TAB>the command that measured it (make bench writes results/bench_commands.tsv)")
     p.add_argument("--block", metavar="NAME", default=NAME,
                    help="the block to write: results (default), or results-WORD for a run that make bench must not overwrite")
+    p.add_argument("--shapes", metavar="CHAPTER=S1,S2,...", action="append",
+                   help="show only these shapes of a chapter (its folder or number; CHAPTER=all: every shape); "
+                        "a later fill keeps the selection its note declares")
     p.add_argument("--env", metavar="ENV.json",
                    help="also write chapter 00's row from this JSON of 00_env_check --json (e.g. results/h200/env.json)")
     p.set_defaults(run=run)
@@ -142,12 +210,20 @@ def run(a):
     if a.block != NAME and not a.block.startswith(NAME + "-"):
         print(f"python3 -m wb fill: --block {a.block}: the block is results or results-WORD", file=sys.stderr)
         return 2
-    status = main(a.csv, a.commands, a.block) if a.csv else 0
+    try:
+        chosen = parse_selection(a.shapes)
+    except ValueError as e:
+        print(f"python3 -m wb fill: {e}", file=sys.stderr)
+        return 2
+    status = main(a.csv, a.commands, a.block, chosen) if a.csv else 0
     return status or (fill_env(a.env) if a.env else 0)
 
 
-def main(csv_path, cmds_path=None, block=NAME):
+def main(csv_path, cmds_path=None, block=NAME, chosen=None):
+    """Fills every chapter of `csv_path`; `chosen` ({chapter or number: shapes}, see parse_selection)
+    overrides the selection a note declares. 0, or 1 on an error."""
     rows = read_rows(csv_path)
+    chosen = chosen or {}
     cmds = {}
     if cmds_path and os.path.exists(cmds_path):
         for line in open(cmds_path):
@@ -156,16 +232,28 @@ def main(csv_path, cmds_path=None, block=NAME):
     by_chapter = {}
     for r in rows:
         by_chapter.setdefault(r["chapter"], []).append(r)
+    unknown = [k for k in chosen if not any(c == k or c.startswith(k + "_") for c in by_chapter)]
+    if unknown:
+        print(f"fill_results: error: --shapes {unknown[0]}=...: {csv_path} has no rows of that chapter", file=sys.stderr)
+        return 1
     for chapter, rs in by_chapter.items():
         cmd = cmds.get(chapter, f"./{chapter}/{chapter} ... --csv {csv_path}")
+        key = next((k for k in chosen if chapter == k or chapter.startswith(k + "_")), None)
         for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
+            path = os.path.join(chapter, name)
             try:
-                filled = fill(os.path.join(chapter, name), table(rs, lang, cmd, csv_path), block)
+                shapes = chosen[key] if key else declared_shapes(path, block)
+                text = table(rs, lang, cmd, csv_path, shapes)
+                filled = fill(path, text, block)
             except markers.MarkerError as e:
                 print(f"fill_results: error: {e}", file=sys.stderr)
                 return 1
+            except ValueError as e:
+                print(f"fill_results: error: {path}: {e}", file=sys.stderr)
+                return 1
             if filled:
-                print(f"fill_results: {chapter}/{name}: {len(rs)} rows")
+                shown = f", {len(shapes)} of its shapes" if shapes else ""
+                print(f"fill_results: {path}: {len(select(rs, shapes, csv_path))} rows{shown}")
     return fill_ladder(rows, csv_path) if block == NAME else 0
 
 

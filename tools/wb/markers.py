@@ -11,7 +11,8 @@ Each marker is a line of its own (the report's one-line values, e.g. the GPU's n
 sentence, are the one exception: report writes both markers around the value in that line). NAME
 says what fills the block:
 
-    results          wb fill, the chapter's rows of the bench CSV its caption cites
+    results          wb fill, the chapter's rows of the bench CSV its caption cites (only the
+                     shapes its caption lists, where it lists some)
     results-WORD     the same, from another run's CSV (wb fill CSV --block results-WORD), which
                      make bench leaves alone
     profile          wb profile-table --fill, the chapter's kernels in the Nsight Compute log it cites
@@ -201,7 +202,7 @@ def expected(path, block, text, root=ROOT):
         mine = [r for r in rows if r["chapter"] == chapter]
         if not mine:
             return None, f"{src} has no rows of {chapter}"
-        return fill.table(mine, lang, cmd, src) + "\n", src
+        return fill.table(mine, lang, cmd, src, fill.shown_shapes(content)) + "\n", src
     if name == "profile":
         src = cited(content, r"`(results/[^`]+\.log)`")
         caption = content.split("\n\n", 1)[0]
