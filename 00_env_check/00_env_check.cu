@@ -5,9 +5,7 @@
 // each line is a key of the --json FILE it can also write (README.md says what each means).
 // Run: make 00 && ./00_env_check [--quick] [--json FILE]      (from the top: make check-env)
 // Exit status: 0 ready, 1 the cuBLAS smoke test failed, 2 bad input, 3 no usable GPU (or no code for it).
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -19,12 +17,8 @@
 
 // The tools where common/config.mk found them, and its line for a missing one: the chapter's
 // Makefile builds them in, so make is the one place that looks and this program only reports.
-#ifndef WB_NVCC_PATH  // compiled without make (tools/check_cuda12_api.sh): no tool known
-#define WB_NVCC_PATH ""
-#define WB_NCU_PATH ""
-#define WB_SANITIZER_PATH ""
-#define WB_NCU_MISSING "ncu: not known to this build (make 00 builds in what make finds)"
-#define WB_SANITIZER_MISSING "compute-sanitizer: not known to this build (make 00 builds in what make finds)"
+#ifndef WB_TOOLS  // compiled without make (tools/check_cuda12_api.sh): no tool known to this build
+#define WB_TOOLS {}
 #endif
 
 namespace ch00 {
@@ -58,13 +52,8 @@ Settings parse_or_exit(int argc, char** argv) {
                     kProg);
         std::exit(wb::kExitOk);
     }
-    for (int i = 1; i < argc; ++i)  // "--json=" gives an empty name
-        if (std::strncmp(argv[i], "--json", 6) == 0 && s.json.empty())
-            bad_input("option --json needs a file name");
-    FILE* f = s.json.empty() ? nullptr : std::fopen(s.json.c_str(), "a");  // found now, not after measuring
-    if (!s.json.empty() && !f)
-        bad_input("cannot write the --json file '" + s.json + "': " + std::strerror(errno));
-    if (f) std::fclose(f);
+    if (!s.json.empty() && !wb::output_file_writable(s.json, "--json", error))  // now, not after measuring
+        bad_input(error);
     return s;
 }
 
@@ -81,32 +70,24 @@ Report host_facts(const Settings& s) {
     r.git = wb::build_git_commit();
     r.timestamp = wb::utc_timestamp();
     r.quick = s.quick;
-    r.warmup = s.opt.warmup;
-    r.reps = s.opt.reps;
     WB_CUDA_CHECK(cudaDriverGetVersion(&r.driver_version));  // 0 when no driver can be loaded
     WB_CUDA_CHECK(cudaRuntimeGetVersion(&r.runtime_version));
 #ifdef __CUDA_ARCH_LIST__  // nvcc's list of the -gencode architectures, e.g. 750,800,900
     for (int a : {__CUDA_ARCH_LIST__}) r.built_for.push_back(a / 10);
 #endif
-    const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-    r.tools = {tool_now("nvcc", WB_NVCC_PATH, path, "nvcc not found: install the CUDA toolkit"),
-               tool_now("ncu", WB_NCU_PATH, path, WB_NCU_MISSING),
-               tool_now("compute-sanitizer", WB_SANITIZER_PATH, path, WB_SANITIZER_MISSING)};
+    r.tools = WB_TOOLS;
     std::ostringstream params;  // empty where there is no NVIDIA driver
     params << std::ifstream("/proc/driver/nvidia/params").rdbuf();
     r.profiling_admin_only = profiling_admin_only(params.str());
     return r;
 }
 
-// GPU `dev`: wb::query_device's facts, then the other limits the chapters choose their tiles against
-// from cudaDeviceProp (CUDA 13 removed its clocks and kernelExecTimeoutEnabled: those are attributes).
+// GPU `dev`: wb::query_device's facts and the rest of cudaDeviceProp (CUDA 13 removed its clocks and
+// kernelExecTimeoutEnabled: those are attributes), then a test launch.
 Gpu query_gpu(int dev) {
-    using namespace wb::json;
     Gpu g;
-    cudaDeviceProp p{};
-    int timeout = 0;
-    for (cudaError_t e : {cudaGetDeviceProperties(&p, dev), cudaSetDevice(dev),
-                          cudaDeviceGetAttribute(&timeout, cudaDevAttrKernelExecTimeout, dev)})
+    for (cudaError_t e : {cudaGetDeviceProperties(&g.prop, dev), cudaSetDevice(dev),
+                          cudaDeviceGetAttribute(&g.watchdog, cudaDevAttrKernelExecTimeout, dev)})
         if (e != cudaSuccess && g.query_error.empty()) g.query_error = error_text(e);
     try {
         g.facts = wb::query_device(dev);
@@ -114,31 +95,13 @@ Gpu query_gpu(int dev) {
         if (g.query_error.empty()) g.query_error = error_text(e.code());
     }
     g.facts.id = dev;
-    const wb::DeviceFacts& f = g.facts;
-    auto dims = [](const int* xyz) { return array({number(xyz[0]), number(xyz[1]), number(xyz[2])}); };
-    const char* watchdog = timeout ? "a display watchdog ends long kernels: see README.md" : "";
-    g.limits = {
-        {"sms", number(f.sms)}, {"fp32_lanes_per_sm", number(f.fp32_lanes_per_sm)},
-        {"sm_clock_ghz", number(f.clock_ghz), "maximum"}, {"memory_bytes", number(f.global_mem_bytes)},
-        {"mem_clock_ghz", number(f.mem_clock_ghz), "2 transfers a clock"},
-        {"bus_width_bits", number(f.bus_width_bits)}, {"l2_bytes", number(p.l2CacheSize)},
-        {"smem_per_block_bytes", number(p.sharedMemPerBlock)},
-        {"smem_per_block_optin_bytes", number(f.smem_per_block_optin)},
-        {"smem_per_sm_bytes", number(p.sharedMemPerMultiprocessor)}, {"regs_per_sm", number(p.regsPerMultiprocessor)},
-        {"warp_size", number(p.warpSize)}, {"max_threads_per_sm", number(f.max_threads_per_sm)},
-        {"max_blocks_per_sm", number(p.maxBlocksPerMultiProcessor)},
-        {"max_block_dim", dims(p.maxThreadsDim)}, {"max_grid_dim", dims(p.maxGridSize)},
-        {"kernel_timeout", boolean(timeout != 0), watchdog}, {"ecc", boolean(p.ECCEnabled != 0)}};
     if (!g.query_error.empty()) return g;
     try {  // a test launch: "missing" when this binary holds no code for the GPU
         wb::probe_kernel_image();
         g.kernel_image = "ok";
     } catch (const wb::CudaError& e) {
         cudaGetLastError();  // launch errors are not sticky: clear this one
-        const cudaError_t c = e.code();
-        const bool missing = c == cudaErrorNoKernelImageForDevice || c == cudaErrorInvalidKernelImage ||
-                             c == cudaErrorUnsupportedPtxVersion;
-        g.kernel_image = missing ? "missing" : e.what();
+        g.kernel_image = wb::no_code_for_device(e.code()) ? "missing" : e.what();
     }
     return g;
 }
@@ -148,15 +111,12 @@ Gpu query_gpu(int dev) {
 void measure(Gpu& g, const Settings& s) {
     try {
         WB_CUDA_CHECK(cudaSetDevice(g.facts.id));
-        if (g.kernel_image == "ok") {
-            g.measure_ran = true;
+        if (g.measured()) {
             const wb::Stream stream;
-            g.fma = measure_fma(s.quick ? kFmaWavesQuick : kFmaWaves, s.opt.warmup, s.opt.reps, stream);
+            g.fma_gflops = measure_fma_gflops(s.quick ? kFmaWavesQuick : kFmaWaves, s.opt.warmup, s.opt.reps, stream);
             size_t free_bytes = 0, total_bytes = 0;
-            int l2 = 0;
             WB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-            WB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, g.facts.id));
-            const size_t bytes = choose_copy_buffer_bytes(s.quick, free_bytes, size_t(l2));
+            const size_t bytes = choose_copy_buffer_bytes(s.quick, free_bytes, size_t(g.prop.l2CacheSize));
             g.copy = measure_copy(bytes, s.opt.warmup, s.opt.reps, stream);
         }
     } catch (const wb::CudaError& e) {
@@ -199,21 +159,17 @@ int run(const Settings& s) {
     // The chapters run on device 0 (CUDA_VISIBLE_DEVICES picks which GPU that is): measure it.
     if (!r.gpus.empty() && r.gpus[0].query_error.empty()) {
         Gpu& g = r.gpus[0];
-        if (g.kernel_image == "ok")
+        if (g.measured())
             std::printf("\nmeasuring GPU 0 (%s)...\n", s.quick ? "quick" : "a few seconds");
         std::fflush(stdout);
         measure(g, s);
-        if (g.measure_ran)
-            print("gpus[0].measured: the ceilings, against the peaks above", ceiling_lines(g, r));
+        if (g.measured())
+            print("gpus[0].measured: the ceilings, against the peaks above", ceiling_lines(g));
         print("gpus[0].cublas_smoke", smoke_lines(g));
     }
     std::vector<Line> env;
-    for (const Tool& t : r.tools) env.push_back({t.name, describe(t)});
-    const int admin = r.profiling_admin_only;
-    env.push_back({"profiling_admin_only", admin == 1
-                                               ? "true: only root may read the GPU counters (README.md)"
-                                           : admin == 0 ? "false: the GPU counters are open to every user"
-                                                        : "- (no /proc/driver/nvidia/params)"});
+    for (const Tool& t : r.tools) env.push_back({t.name, t.path.empty() ? t.missing : t.path});
+    env.push_back(profiling_line(r.profiling_admin_only));
     print("tools", env);
     const Verdict v = judge(r);
     // Chapter 01 runs on the CPU and needs only what built this program: it is ready whenever this runs.

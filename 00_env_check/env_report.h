@@ -3,10 +3,7 @@
 // keys and values the screen shows too. The tests run all of this without a GPU.
 #pragma once
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -15,7 +12,7 @@
 
 #include "device.cuh"   // wb::DeviceFacts: name, capability, SMs, clocks, theoretical peaks
 #include "json.h"       // wb::json: the writer, and Line
-#include "kernels.cuh"  // FmaMeasurement, CopyMeasurement
+#include "kernels.cuh"  // CopyMeasurement
 #include "numerics.h"   // wb::CheckResult
 #include "options.h"
 
@@ -43,11 +40,12 @@ inline std::string bytes_text(double b) {  // powers of 1024: 48 KiB, 50.0 MiB, 
 // The key names the unit: ..._bytes, ..._ghz, ..._gflops (10^9 FLOP/s), ..._gbs (10^9 B/s), ..._ms_...
 using wb::json::Line;
 
-// The screen's value: the JSON's, strings without quotes, null as "-", sizes also in KiB, MiB or GiB.
+// The screen's value: the JSON's, strings without quotes, null as "-", sizes in KiB, MiB or GiB (the
+// JSON keeps the exact byte count).
 inline std::string shown(const Line& l) {
     std::string v = l.value == "null" ? "-" : l.value;
     if (v.size() > 1 && v.front() == '"') v = v.substr(1, v.size() - 2);
-    if (l.key.find("_bytes") != std::string::npos && v != "-") v += " (" + bytes_text(std::stod(v)) + ")";
+    if (l.key.find("_bytes") != std::string::npos && v != "-") v = bytes_text(std::stod(v));
     return l.note.empty() ? v : v + " (" + l.note + ")";
 }
 
@@ -57,28 +55,29 @@ inline std::string shown(const Line& l) {
 inline const wb::Shape kSmokeShape{257, 255, 259};
 
 struct Gpu {
-    wb::DeviceFacts facts;     // as wb::query_device returns it (common/device.cuh)
-    std::vector<Line> limits;  // the other limits the chapters design their kernels around
-    std::string query_error;   // why the driver could not describe this GPU
-    std::string kernel_image;  // "ok", "missing" (no code for it in this binary) or the launch's error
-    bool measure_ran = false;  // this and the rest: GPU 0 only, the one the chapters run on
-    std::string measure_error;
-    std::optional<FmaMeasurement> fma;
-    std::optional<CopyMeasurement> copy;
+    wb::DeviceFacts facts;             // as wb::query_device returns it (common/device.cuh)
+    cudaDeviceProp prop{};             // the other limits the chapters design their kernels around
+    int watchdog = 0;                  // nonzero: a display watchdog ends long kernels (an attribute)
+    std::string query_error;           // why the driver could not describe this GPU
+    std::string kernel_image;          // "ok", "missing" (no code for it in this binary) or the launch's error
+    std::string measure_error;         // this and the rest: GPU 0 only, the one the chapters run on
+    double fma_gflops = kNotMeasured;  // this and copy: NaN where they did not run (kernels.cuh)
+    CopyMeasurement copy;
     std::optional<wb::CheckResult> cublas;  // `what`: what was compared, or why it failed
     std::string sm() const { return strf("sm_%d", facts.cc_number()); }
+    bool measured() const { return facts.id == 0 && kernel_image == "ok"; }  // kernels.cuh can run on it
 };
 
-struct Tool {  // a tool the Makefile targets run, where common/config.mk found it at build time
-    std::string name, path;  // path: "" when make found none, or it is gone since
-    bool on_path = false;    // its folder is on $PATH, so a shell finds it by its name
+// A tool the Makefile targets run, as common/config.mk found it: config.mk is the one place that
+// looks, the chapter's Makefile builds its answer in, and this program only reports it.
+struct Tool {
+    std::string name, path;  // name as the JSON's key; path: "" when make found none
     std::string missing;     // config.mk's line that says how to install it
 };
 
 struct Report {
     std::string git, timestamp;
     bool quick = false;
-    int warmup = 0, reps = 0;
     int driver_version = 0;         // the newest CUDA the driver supports; 0: no driver found
     int runtime_version = 0;        // the CUDA runtime this program was built with
     std::vector<int> built_for;     // compute capabilities compiled in, e.g. {75, 80, 90}
@@ -131,28 +130,16 @@ inline CodeMatch code_for(const std::vector<int>& built, int cc) {
     return {"none", "none: no compiled-in architecture runs on " + here};
 }
 
-// The tool make found at `path` ("" for none) as it stands now: still there, its folder on the PATH?
-inline Tool tool_now(const std::string& name, std::string path, const std::string& path_list,
-                     const std::string& missing) {
-    if (::access(path.c_str(), X_OK) != 0) path.clear();  // none, or removed since the build
-    const std::string folder = path.substr(0, path.rfind('/')), list = ":" + path_list + ":";
-    const bool on_path = !path.empty() && (list.find(":" + folder + ":") != std::string::npos ||
-                                           list.find(":" + folder + "/:") != std::string::npos);
-    return {name, path, on_path, missing};
-}
-inline std::string describe(const Tool& t) {  // what to tell the student
-    if (t.path.empty() || t.on_path) return t.path.empty() ? t.missing : t.path;
-    const std::string folder = t.path.substr(0, t.path.rfind('/'));
-    return "not on PATH, but found at " + t.path + ": export PATH=" + folder + ":$PATH";
-}
-
 // RmProfilingAdminOnly in /proc/driver/nvidia/params: 1 means only root may read the performance
 // counters (ncu then fails with ERR_NVGPUCTRPERM). -1: not there.
 inline int profiling_admin_only(const std::string& params) {
-    const size_t at = params.find("RmProfilingAdminOnly:");
-    const size_t digit = at == std::string::npos ? at : params.find_first_not_of(' ', at + 21);
-    if (digit == std::string::npos || !std::isdigit(static_cast<unsigned char>(params[digit]))) return -1;
-    return params[digit] != '0';
+    const size_t at = params.find("RmProfilingAdminOnly: ");
+    unsigned value = 0;
+    return at != std::string::npos && std::sscanf(params.c_str() + at + 22, "%u", &value) == 1 ? value != 0 : -1;
+}
+inline Line profiling_line(int admin) {  // the screen's line and the JSON's member
+    return {"profiling_admin_only", admin < 0 ? "null" : wb::json::boolean(admin),
+            admin == 1 ? "only root may read the GPU counters (README.md)" : ""};
 }
 
 // --warmup, --reps and --seed mean what they mean in every chapter; a GEMM option would be ignored
@@ -174,27 +161,21 @@ inline bool check_env_options(const wb::Options& opt, std::string& error) {
 
 // ---- the ceilings -------------------------------------------------------------------------------
 
-// Where a measurement did not run its defaults are NaN: every number made from them is null.
-inline FmaMeasurement fma_of(const Gpu& g) { return g.fma.value_or(FmaMeasurement{}); }
-inline CopyMeasurement copy_of(const Gpu& g) { return g.copy.value_or(CopyMeasurement{}); }
 // The memory ceiling to compare kernels with: the better of the two measured copies.
-inline double best_bandwidth_gbs(const Gpu& g) { return std::max(copy_of(g).kernel_gbs, copy_of(g).memcpy_gbs); }
+inline double best_bandwidth_gbs(const Gpu& g) { return std::max(g.copy.kernel_gbs, g.copy.memcpy_gbs); }
 
 // What kernels.cuh measured on GPU 0, the JSON's "measured" (the theory is in the GPU's lines).
-inline std::vector<Line> ceiling_lines(const Gpu& g, const Report& r) {
+inline std::vector<Line> ceiling_lines(const Gpu& g) {
     using namespace wb::json;
-    const FmaMeasurement fma = fma_of(g);
-    const CopyMeasurement copy = copy_of(g);
+    const CopyMeasurement& copy = g.copy;
     const double peak = g.facts.peak_fp32_gflops, bw_peak = g.facts.peak_bandwidth_gbs, bw = best_bandwidth_gbs(g);
-    return {{"error", text_or_null(g.measure_error)}, {"warmup", number(r.warmup)},
-            {"reps", number(r.reps), r.reps < 10 ? "fewer than 10 timed runs: rough numbers" : ""},
-            {"fma_gflops", number(fma.gflops)}, {"fma_pct_peak", number(percent(fma.gflops, peak))},
-            {"fma_flops", number(fma.flops), "per launch"}, {"copy_kernel_gbs", number(copy.kernel_gbs)},
+    return {{"error", text_or_null(g.measure_error)}, {"fma_gflops", number(g.fma_gflops)},
+            {"fma_pct_peak", number(percent(g.fma_gflops, peak))}, {"copy_kernel_gbs", number(copy.kernel_gbs)},
             {"copy_kernel_pct_peak", number(percent(copy.kernel_gbs, bw_peak))},
             {"memcpy_gbs", number(copy.memcpy_gbs)}, {"memcpy_pct_peak", number(percent(copy.memcpy_gbs, bw_peak))},
             {"copy_bytes", number(copy.bytes_moved), "each byte read once, written once"},
             {"bandwidth_gbs", number(bw)}, {"bandwidth_pct_peak", number(percent(bw, bw_peak))},
-            {"ridge_flop_per_byte", number(fma.gflops / bw), "fewer FLOP per DRAM byte: memory bound"}};
+            {"ridge_flop_per_byte", number(g.fma_gflops / bw), "fewer FLOP per DRAM byte: memory bound"}};
 }
 
 // ---- the verdict --------------------------------------------------------------------------------
@@ -242,7 +223,7 @@ inline Verdict judge(const Report& r) {
             v.problem(wb::kExitNoDevice, who + ": measuring failed: " + g.measure_error);
         if (g.cublas && !g.cublas->pass)
             v.problem(wb::kExitVerifyFailed, who + ": the cuBLAS smoke test FAILED: " + g.cublas->what);
-        const double fma_pct = percent(fma_of(g).gflops, f.peak_fp32_gflops);  // NaN: not measured, no note
+        const double fma_pct = percent(g.fma_gflops, f.peak_fp32_gflops);  // NaN: not measured, no note
         const double bw_pct = percent(best_bandwidth_gbs(g), f.peak_bandwidth_gbs);
         if (fma_pct < kLowFmaPercent)
             v.notes.push_back(strf("FP32 FMA reached only %.0f%% of theory: another job, or capped clocks?", fma_pct));
@@ -250,7 +231,7 @@ inline Verdict judge(const Report& r) {
             v.notes.push_back(strf("memory bandwidth reached only %.0f%% of theory: another job?", bw_pct));
     }
     for (const Tool& t : r.tools)
-        if (!t.on_path) v.notes.push_back(t.path.empty() ? t.missing : t.name + ": " + describe(t));
+        if (t.path.empty()) v.notes.push_back(t.missing);
     return v;
 }
 
@@ -270,23 +251,32 @@ inline Line built_for_line(const std::vector<int>& built) {
     return {"built_for", wb::json::texts(names), "PTX for the last; make ARCH=sm_XY changes it"};
 }
 
-// A GPU's lines up to its measurements.
+// A GPU's lines up to its measurements: its wb::DeviceFacts, the other limits the chapters choose
+// their tiles against from cudaDeviceProp, which code runs on it, and the theoretical peaks.
 inline std::vector<Line> gpu_lines(const Gpu& g, const std::vector<int>& built) {
     using namespace wb::json;
     const wb::DeviceFacts& f = g.facts;
+    const cudaDeviceProp& p = g.prop;
     auto known = [](double peak) { return number(peak > 0 ? peak : kNotMeasured); };  // 0: unknown
-    std::vector<Line> lines = {{"id", number(f.id)}, {"name", text(f.name)}, {"cc", text(f.cc())},
-                               {"sm", text(g.sm())}, {"query_error", text_or_null(g.query_error)}};
-    lines.insert(lines.end(), g.limits.begin(), g.limits.end());
     const CodeMatch code = code_for(built, f.cc_number());
-    lines.insert(lines.end(), {{"code", text(code.kind), code.text},
-                               {"kernel_image", text_or_null(g.kernel_image)},
-                               {"rebuild_hint", text(wb::rebuild_hint(f.cc_major, f.cc_minor))},
-                               {"peak_fp32_gflops", number(f.peak_fp32_gflops), "SMs x lanes x 2 x clock"},
-                               {"peak_bandwidth_gbs", number(f.peak_bandwidth_gbs), "bits / 8 x 2 x clock"},
-                               {"peak_fp16_tc_gflops", known(f.peak_fp16_tc_gflops)},
-                               {"peak_tf32_tc_gflops", known(f.peak_tf32_tc_gflops)}});
-    return lines;
+    const char* watchdog = g.watchdog ? "a display watchdog ends long kernels: see README.md" : "";
+    return {{"id", number(f.id)}, {"name", text(f.name)}, {"cc", text(f.cc())}, {"sm", text(g.sm())},
+            {"query_error", text_or_null(g.query_error)}, {"sms", number(f.sms)},
+            {"fp32_lanes_per_sm", number(f.fp32_lanes_per_sm)}, {"sm_clock_ghz", number(f.clock_ghz), "maximum"},
+            {"memory_bytes", number(f.global_mem_bytes)},
+            {"mem_clock_ghz", number(f.mem_clock_ghz), "2 transfers a clock"},
+            {"bus_width_bits", number(f.bus_width_bits)}, {"l2_bytes", number(p.l2CacheSize)},
+            {"smem_per_block_bytes", number(p.sharedMemPerBlock)},
+            {"smem_per_block_optin_bytes", number(f.smem_per_block_optin)},
+            {"smem_per_sm_bytes", number(p.sharedMemPerMultiprocessor)},
+            {"regs_per_sm", number(p.regsPerMultiprocessor)}, {"max_threads_per_sm", number(f.max_threads_per_sm)},
+            {"max_blocks_per_sm", number(p.maxBlocksPerMultiProcessor)},
+            {"kernel_timeout", boolean(g.watchdog != 0), watchdog}, {"ecc", boolean(p.ECCEnabled != 0)},
+            {"code", text(code.kind), code.text}, {"kernel_image", text_or_null(g.kernel_image)},
+            {"peak_fp32_gflops", number(f.peak_fp32_gflops), "SMs x lanes x 2 x clock"},
+            {"peak_bandwidth_gbs", number(f.peak_bandwidth_gbs), "bits / 8 x 2 x clock"},
+            {"peak_fp16_tc_gflops", known(f.peak_fp16_tc_gflops)},
+            {"peak_tf32_tc_gflops", known(f.peak_tf32_tc_gflops)}};
 }
 
 inline std::vector<Line> smoke_lines(const Gpu& g) {  // the cuBLAS smoke test (GPU 0)
@@ -305,24 +295,19 @@ inline std::string to_json(const Report& r) {
     std::vector<std::string> gpus;
     for (const Gpu& g : r.gpus) {
         std::vector<Line> lines = gpu_lines(g, r.built_for);
-        lines.push_back({"measured", g.measure_ran ? object(ceiling_lines(g, r)) : "null"});
+        lines.push_back({"measured", g.measured() ? object(ceiling_lines(g)) : "null"});
         lines.push_back({"cublas_smoke", g.cublas ? object(smoke_lines(g)) : "null"});
         gpus.push_back(object(lines));
     }
     std::vector<Line> tools;
-    for (const Tool& t : r.tools) {  // "compute-sanitizer" -> "compute_sanitizer": easier in jq and Python
-        std::string key = t.name;
-        std::replace(key.begin(), key.end(), '-', '_');
-        tools.push_back({key, object({{"path", text_or_null(t.path)}, {"on_path", boolean(t.on_path)}})});
-    }
+    for (const Tool& t : r.tools) tools.push_back({t.name, object({{"path", text_or_null(t.path)}})});
     const Verdict v = judge(r);
-    const int admin = r.profiling_admin_only;
     return object({{"schema", number(1)}, {"program", text("00_env_check")}, {"git", text(r.git)},
                    {"timestamp", text(r.timestamp)}, {"quick", boolean(r.quick)},
                    {"cuda", object(version_lines(r.driver_version, r.runtime_version))},
                    built_for_line(r.built_for), {"gpu_count", number(r.gpus.size())},
                    {"gpu_error", text_or_null(r.device_error)}, {"gpus", array(gpus)},
-                   {"tools", object(tools)}, {"profiling_admin_only", admin < 0 ? "null" : boolean(admin)},
+                   {"tools", object(tools)}, profiling_line(r.profiling_admin_only),
                    {"ready", boolean(v.ready())}, {"problems", texts(v.problems)}, {"notes", texts(v.notes)}}) +
            "\n";
 }

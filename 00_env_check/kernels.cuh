@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "cuda_check.cuh"
+#include "device.cuh"        // wb::current_device
 #include "gemm_harness.cuh"  // wb::DeviceBuffer
 #include "timer.cuh"
 
@@ -21,11 +22,9 @@ constexpr double per_second_1e9(double amount, double ms) { return amount / (ms 
 // Blocks of `kernel` resident on the whole GPU at once: one "wave".
 template <class Kernel>
 int resident_blocks(Kernel* kernel, int threads_per_block) {
-    int device = 0, sms = 0, per_sm = 0;
-    WB_CUDA_CHECK(cudaGetDevice(&device));
-    WB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    int per_sm = 0;
     WB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads_per_block, 0));
-    return std::max(1, sms * per_sm);
+    return std::max(1, wb::current_device().sms * per_sm);
 }
 
 // ---- memory bandwidth: a copy ------------------------------------------------------------------
@@ -70,9 +69,7 @@ __global__ void __launch_bounds__(kCopyThreads)
     }
 }
 
-inline int copy_resident_blocks() {
-    return resident_blocks(copy_grid_stride<float4, kCopyUnroll>, kCopyThreads);
-}
+inline int copy_resident_blocks() { return resident_blocks(copy_grid_stride<float4, kCopyUnroll>, kCopyThreads); }
 
 // Copies `count` floats with at most `max_blocks` blocks (the timed runs pass copy_resident_blocks(),
 // computed once, so no occupancy query sits inside the timed launch). 16-byte float4 accesses need
@@ -143,49 +140,34 @@ inline void launch_fma(int blocks, float a, float b, float store_above, float* o
 
 // The numbers are NaN until measured, so a report cannot mistake "did not run" for 0.
 struct CopyMeasurement {
-    size_t buffer_bytes = 0;
-    double bytes_moved = NAN;   // per copy: read + written
-    wb::Timing kernel, memcpy;  // copy_grid_stride, cudaMemcpyAsync device to device
-    double kernel_gbs = NAN, memcpy_gbs = NAN;
+    double bytes_moved = NAN;                   // per copy: read + written
+    double kernel_gbs = NAN, memcpy_gbs = NAN;  // copy_grid_stride, cudaMemcpyAsync device to device
 };
 
 inline CopyMeasurement measure_copy(size_t buffer_bytes, int warmup, int reps, cudaStream_t stream) {
+    const size_t count = buffer_bytes / sizeof(float), bytes = count * sizeof(float);
     CopyMeasurement m;
-    const size_t count = buffer_bytes / sizeof(float);
-    m.buffer_bytes = count * sizeof(float);
-    m.bytes_moved = copy_bytes_moved(double(m.buffer_bytes));
+    m.bytes_moved = copy_bytes_moved(double(bytes));
     wb::DeviceBuffer<float> src(count), dst(count);
-    WB_CUDA_CHECK(cudaMemsetAsync(src.get(), 0x5A, m.buffer_bytes, stream));  // defined memory to read
+    WB_CUDA_CHECK(cudaMemsetAsync(src.get(), 0x5A, bytes, stream));  // defined memory to read
     const int blocks = copy_resident_blocks();
-    m.kernel = wb::time_launches([&](cudaStream_t s) { launch_copy(src.get(), dst.get(), count, blocks, s); },
-                                 warmup, reps, stream);
+    auto kernel = [&](cudaStream_t s) { launch_copy(src.get(), dst.get(), count, blocks, s); };
     auto memcpy_d2d = [&](cudaStream_t s) {
-        WB_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), m.buffer_bytes, cudaMemcpyDeviceToDevice, s));
+        WB_CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, s));
     };
-    m.memcpy = wb::time_launches(memcpy_d2d, warmup, reps, stream);
-    m.kernel_gbs = per_second_1e9(m.bytes_moved, m.kernel.ms_median);
-    m.memcpy_gbs = per_second_1e9(m.bytes_moved, m.memcpy.ms_median);
+    m.kernel_gbs = per_second_1e9(m.bytes_moved, wb::time_launches(kernel, warmup, reps, stream).ms_median);
+    m.memcpy_gbs = per_second_1e9(m.bytes_moved, wb::time_launches(memcpy_d2d, warmup, reps, stream).ms_median);
     return m;
 }
 
-struct FmaMeasurement {
-    int blocks = 0;
-    double flops = NAN;  // per launch
-    wb::Timing timing;
-    double gflops = NAN;
-};
-
-// Times `waves` full waves of fma_chains.
-inline FmaMeasurement measure_fma(int waves, int warmup, int reps, cudaStream_t stream) {
-    FmaMeasurement m;
-    m.blocks = fma_resident_blocks() * waves;
-    m.flops = fma_flops(double(m.blocks) * kFmaThreads);
-    wb::DeviceBuffer<float> out(size_t(m.blocks) * kFmaThreads);
+// GFLOP/s of `waves` full waves of fma_chains.
+inline double measure_fma_gflops(int waves, int warmup, int reps, cudaStream_t stream) {
+    const int blocks = fma_resident_blocks() * waves;
+    wb::DeviceBuffer<float> out(size_t(blocks) * kFmaThreads);
     const float never = std::numeric_limits<float>::infinity();
-    m.timing = wb::time_launches(
-        [&](cudaStream_t s) { launch_fma(m.blocks, kFmaA, kFmaB, never, out.get(), s); }, warmup, reps, stream);
-    m.gflops = per_second_1e9(m.flops, m.timing.ms_median);
-    return m;
+    auto launch = [&](cudaStream_t s) { launch_fma(blocks, kFmaA, kFmaB, never, out.get(), s); };
+    const double ms = wb::time_launches(launch, warmup, reps, stream).ms_median;
+    return per_second_1e9(fma_flops(double(blocks) * kFmaThreads), ms);
 }
 
 }  // namespace ch00

@@ -117,8 +117,7 @@ DeviceFacts require_device(const std::string& prog) {
         f = query_device(0);
         probe_kernel_image();
     } catch (const CudaError& e) {
-        if (e.code() == cudaErrorNoKernelImageForDevice || e.code() == cudaErrorUnsupportedPtxVersion ||
-            e.code() == cudaErrorInvalidKernelImage) {
+        if (no_code_for_device(e.code())) {
             std::fprintf(stderr,
                          "%s: error: this binary holds no code for %s (compute capability %s). "
                          "Rebuild for it: %s\n",

@@ -67,6 +67,11 @@ std::string rebuild_hint(int major, int minor);
 // Launches an empty kernel: throws wb::CudaError (cudaErrorNoKernelImageForDevice and friends)
 // when this binary holds no code that runs on the device.
 void probe_kernel_image();
+// True for the errors of a launch that found no code for the device: rebuild for it.
+inline bool no_code_for_device(cudaError_t e) {
+    return e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidKernelImage ||
+           e == cudaErrorUnsupportedPtxVersion;
+}
 
 // A device buffer of at least `bytes`, one per Tag type, that only grows: scratch space reused from
 // call to call (padded copies of operands, a library kernel's workspace), so that a timed call

@@ -43,17 +43,17 @@ std::vector<std::string> split_list(const std::string& list, char sep) {
     return out;
 }
 
-bool csv_path_writable(const std::string& path, std::string& error) {
+bool output_file_writable(const std::string& path, const std::string& option, std::string& error) {
     struct stat st;
     const bool existed = ::stat(path.c_str(), &st) == 0;
     if (existed && S_ISDIR(st.st_mode)) {
-        error = "option --csv: '" + path + "' is a folder, not a file";
+        error = "option " + option + ": '" + path + "' is a folder, not a file";
         return false;
     }
     // "a" never truncates: the rows of earlier runs stay.
     std::FILE* f = std::fopen(path.c_str(), "a");
     if (!f) {
-        error = "option --csv: cannot write '" + path + "': " + std::strerror(errno);
+        error = "option " + option + ": cannot write '" + path + "': " + std::strerror(errno);
         return false;
     }
     std::fclose(f);
@@ -188,6 +188,10 @@ bool parse_options(int argc, const char* const* argv, Options& opt, std::string&
                     *x.flag = true;
                 } else if (x.text) {
                     if (!need_value(*x.text)) return false;
+                    if (x.text->empty()) {  // "--json=": an empty value would read as "not given"
+                        error = "option " + arg + " needs a value";
+                        return false;
+                    }
                 }
             }
             if (!matched) {
@@ -210,7 +214,7 @@ bool parse_options(int argc, const char* const* argv, Options& opt, std::string&
         opt.shapes = {s};
     }
     // Last, so that --help works whatever else is on the line.
-    if (!opt.help && !opt.csv.empty() && !csv_path_writable(opt.csv, error)) return false;
+    if (!opt.help && !opt.csv.empty() && !output_file_writable(opt.csv, "--csv", error)) return false;
     return true;
 }
 

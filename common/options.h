@@ -22,7 +22,7 @@ enum ExitStatus : int {
 };
 
 // A chapter-specific option, e.g. 00's "--json FILE" or 05's "--tune".
-// Exactly one of `text` (takes a value) or `flag` (takes none) is set.
+// Exactly one of `text` (takes a value, never an empty one) or `flag` (takes none) is set.
 struct ExtraOption {
     const char* name;  // without the leading dashes, e.g. "json"
     const char* help;  // one line for --help, e.g. "FILE  write the device facts as JSON"
@@ -56,10 +56,11 @@ bool parse_options(int argc, const char* const* argv, Options& opt, std::string&
 std::string usage(const std::string& prog, const std::vector<ExtraOption>& extras = {},
                   const Options& defaults = Options{});
 
-// True when `path` can be opened for appending. A file that did not exist is created to find out
-// and removed again, so a run that ends before its first row leaves nothing behind; an existing
-// file is opened for appending only, never truncated. On failure `error` names the path and why.
-bool csv_path_writable(const std::string& path, std::string& error);
+// True when `path`, the file of `option` (--csv, 00's --json), can be opened for appending. A file
+// that did not exist is created to find out and removed again, so a run that ends before its first
+// row leaves nothing behind; an existing file is opened for appending only, never truncated. On
+// failure `error` names the option, the path and why.
+bool output_file_writable(const std::string& path, const std::string& option, std::string& error);
 
 // "a,b,c" -> {"a", "b", "c"} (used for --variant lists).
 std::vector<std::string> split_list(const std::string& list, char sep = ',');

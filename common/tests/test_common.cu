@@ -155,6 +155,8 @@ TEST_CASE("chapter options are parsed and listed in --help", "[options]") {
     REQUIRE(parse({"--json", "env.json", "--tune"}, opt, err, extras));
     CHECK(json == "env.json");
     CHECK(tune);
+    CHECK_FALSE(parse({"--json="}, opt, err, extras));  // an empty value is no file name
+    CHECK(err == "option --json needs a value");
     const std::string text = usage("03_shared_tiling", extras);
     CHECK(text.find("--json") != std::string::npos);
     CHECK(text.find("--tune") != std::string::npos);
