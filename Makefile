@@ -31,7 +31,8 @@ sanitize:
 	+@for c in $(filter-out 00_% 01_%,$(CHAPTERS)); do $(SUB) -C $$c sanitize || exit 1; done
 	@echo "sanitize: memcheck and racecheck clean for $(words $(filter-out 00_% 01_%,$(CHAPTERS))) chapter(s)"
 
-## make test, test-NN  every test (one chapter's), ending "tests: N passed, N failed, N skipped"
+## make test, test-NN  every test (one chapter's), ending "tests: N passed, N failed, N skipped"; GPU
+##                     tests are skipped (and counted) without a GPU, a failure with REQUIRE_GPU=1
 test-build: $(addprefix test-build-,$(NUMBERS))
 $(addprefix test-build-,$(NUMBERS)): test-build-%: lib
 	+@$(SUB) -C $(call ch,$*) $(patsubst $(call ch,$*)/%,%,$(call tests_of,$(call ch,$*)))
