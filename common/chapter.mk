@@ -33,22 +33,18 @@ BUILD = $(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) -o $@ $< $(WB_LIB) $(WB_LDL
 # A Catch2 test binary (the chapter's, its lab's); without Catch2, the line that says how to get it.
 BUILD_TEST = $(if $(CATCH2_VERSION),,$(error $(CATCH2_MISSING)))$(NVCC) $(WB_NVCCFLAGS) $(CHAPTER_NVCCFLAGS) \
   $(CATCH2_CFLAGS) -o $@ $< $(WB_TEST_MAIN) $(WB_LIB) $(CATCH2_LIBS) $(WB_LDLIBS) $(CHAPTER_LDLIBS)
-# The lab (lab/*.cu, not part of `make all`): lab/tune_NN sweeps the tuning configurations (`make
-# tune`), lab/test_NN_lab tests what lives in lab/ and runs with the chapter's tests.
+# The lab (lab/*.cu, not in `make all`): lab/tune_NN is `make tune`'s sweep, lab/test_NN_lab runs with the tests.
 LAB := $(patsubst %.cu,%,$(wildcard lab/*.cu))
 LAB_TEST := $(filter lab/test_%,$(LAB))
 
-.DEFAULT_GOAL := all
-.PHONY: all $(NN) run test profile sanitize lab tune clean common-lib common-test-main
+.PHONY: all $(NN) run test profile sanitize lab tune clean FORCE
 all: $(PROGRAM) $(TEST_PROGRAM)
 $(NN): $(PROGRAM)
 lab: $(LAB)
 
-# The common library and the test main come from common/'s own make, one after the other.
-common-lib common-test-main: common-%: ; +@$(MAKE) --no-print-directory -C $(WB_COMMON) $*
-common-test-main: common-lib
-$(WB_LIB): common-lib ; @:
-$(WB_TEST_MAIN): common-test-main ; @:
+# The library, then the test main: common/'s own make is always asked, as it knows their sources.
+$(WB_LIB): FORCE ; +@$(SUB) -C $(WB_COMMON) lib
+$(WB_TEST_MAIN): $(WB_LIB) FORCE ; +@$(SUB) -C $(WB_COMMON) test-main
 
 $(PROGRAM): $(CHAPTER).cu $(DEPS)
 	$(BUILD)
@@ -70,11 +66,11 @@ ifneq ($(CPU_ONLY),1)
 # misaligned) and racecheck (shared-memory races); a finding fails. The tool is looked for first.
 profile:
 	@$(call wb_require,$(NCU_PATH),$(NCU_MISSING))
-	+@$(MAKE) --no-print-directory $(PROGRAM)
+	+@$(SUB) $(PROGRAM)
 	$(NCU_PATH) --clock-control none $(if $(PROFILE_METRICS),--metrics $(PROFILE_METRICS)) ./$(PROGRAM) $(PROFILE_ARGS)
 sanitize:
 	@$(call wb_require,$(SANITIZER_PATH),$(SANITIZER_MISSING))
-	+@$(MAKE) --no-print-directory $(PROGRAM)
+	+@$(SUB) $(PROGRAM)
 	$(SANITIZER_PATH) --tool memcheck --error-exitcode 9 ./$(PROGRAM) $(SANITIZE_ARGS)
 	$(SANITIZER_PATH) --tool racecheck --racecheck-report all --error-exitcode 9 ./$(PROGRAM) $(SANITIZE_ARGS)
 else
@@ -82,13 +78,11 @@ profile sanitize:
 	@echo "$(CHAPTER) runs on the CPU only: no GPU kernel to $(if $(filter profile,$@),profile with Nsight Compute,check with compute-sanitizer)" >&2; exit 2
 endif
 
-# The top-level commands typed after `cd NN_name` go to the top: another chapter's number, a
-# one-digit one (the top says which chapter was meant), NN-suffixed targets and the ones below.
-TOP_TARGETS := $(filter-out $(NN),$(WB_NUMBERS) 0 1 2 3 4 5 6 7 8 9) check-env deps deps-all deps-missing \
+# The top-level targets, typed in a chapter folder, go to the top (this chapter's NN is built here).
+TOP_TARGETS := $(filter-out $(NN),$(NUMBERS) 0 1 2 3 4 5 6 7 8 9) check-env deps deps-all deps-missing \
                bench report grade help measure-08 timeline-08
 .PHONY: $(TOP_TARGETS)
-$(TOP_TARGETS):
-	+@$(MAKE) --no-print-directory -C $(WB_ROOT) $@
-$(foreach p,run test profile sanitize tune,$(eval $(p)-%: ; +@$$(MAKE) --no-print-directory -C $$(WB_ROOT) $$@))
+$(TOP_TARGETS): ; +@$(SUB) -C $(WB_ROOT) $@
+$(foreach p,run test profile sanitize tune,$(eval $(p)-%: ; +@$$(SUB) -C $$(WB_ROOT) $$@))
 
 clean: ; rm -f $(PROGRAM) $(TEST_PROGRAM) $(LAB) $(CLEAN_FILES) *.o

@@ -13,12 +13,12 @@
 WB_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 WB_COMMON := $(WB_ROOT)/common
 WB_BUILD := $(WB_COMMON)/build
-WB_CHAPTERS := $(sort $(patsubst $(WB_ROOT)/%/,%,$(wildcard $(WB_ROOT)/[0-9][0-9]_*/)))
-WB_NUMBERS := $(foreach c,$(WB_CHAPTERS),$(firstword $(subst _, ,$(c))))
+CHAPTERS := $(sort $(patsubst $(WB_ROOT)/%/,%,$(wildcard $(WB_ROOT)/[0-9][0-9]_*/)))
+NUMBERS := $(foreach c,$(CHAPTERS),$(firstword $(subst _, ,$(c))))
+SUB := $(MAKE) --no-print-directory
 
 CUDA_PATH ?= $(firstword $(wildcard /usr/local/cuda) $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)))
 NVCC ?= $(CUDA_PATH)/bin/nvcc
-CXX := $(if $(filter default,$(origin CXX)),g++,$(CXX))
 
 # sm_75 (Turing) is the oldest architecture CUDA 13 builds for.
 DEFAULT_ARCHS := sm_75 sm_80 sm_86 sm_89 sm_90
@@ -62,8 +62,7 @@ CUTLASS ?= 1
 ifeq ($(CUTLASS),0)
   CUTLASS_INC :=
 else ifeq ($(origin CUTLASS_INC),undefined)
-  CUTLASS_INC = $(eval CUTLASS_INC := $(shell python3 -c 'import importlib.util as u, os; \
-    s = u.find_spec("cutlass_library"); \
+  CUTLASS_INC = $(eval CUTLASS_INC := $(shell python3 -c 'import importlib.util as u, os; s = u.find_spec("cutlass_library"); \
     print(os.path.join(s.submodule_search_locations[0], "source", "include") if s else "")' 2>/dev/null))$(CUTLASS_INC)
 endif
 CUTLASS_FOUND = $(if $(and $(filter-out 0,$(CUTLASS)),$(strip $(CUTLASS_INC)),$(wildcard $(CUTLASS_INC)/cutlass/cutlass.h)),1,0)
@@ -79,22 +78,23 @@ NVCC_PATH = $(call wb_find_tool,$(NVCC))
 NCU_PATH = $(call wb_find_tool,$(NCU),$(CUDA_PATH)/nsight-compute* /opt/nvidia/nsight-compute/*)
 SANITIZER_PATH = $(call wb_find_tool,$(SANITIZER),$(CUDA_PATH)/compute-sanitizer)
 NSYS_PATH = $(call wb_find_tool,$(NSYS),$(CUDA_PATH)/nsight-systems* /opt/nvidia/nsight-systems/*/bin)
-# "13-0" for CUDA 13.0: the suffix of the toolkit's apt packages.
+# $(call wb_missing,NAME,VARIABLE,PACKAGE,DEFAULT): a missing tool's line; its apt package for CUDA 13.0: cuda-PACKAGE-13-0.
 CUDA_PKG_VERSION = $(or $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1-\2/p'),X-Y)
-NCU_MISSING = ncu (Nsight Compute) not found$(if $(findstring /,$(NCU)), at $(NCU)): install it with \
-  the CUDA toolkit (package cuda-nsight-compute-$(CUDA_PKG_VERSION)) or set NCU=/path/to/ncu
-SANITIZER_MISSING = compute-sanitizer not found$(if $(findstring /,$(SANITIZER)), at $(SANITIZER)): \
-  install it with the CUDA toolkit (package cuda-sanitizer-$(CUDA_PKG_VERSION)) or set \
-  SANITIZER=/path/to/compute-sanitizer
+wb_missing = $(1) not found$(if $(findstring /,$($(2))), at $($(2))): install it with the CUDA toolkit \
+  (package cuda-$(3)-$(CUDA_PKG_VERSION)) or set $(2)=/path/to/$(4)
+NCU_MISSING = $(call wb_missing,ncu (Nsight Compute),NCU,nsight-compute,ncu)
+SANITIZER_MISSING = $(call wb_missing,compute-sanitizer,SANITIZER,sanitizer,compute-sanitizer)
 # A recipe line `@$(call wb_require,$(NCU_PATH),$(NCU_MISSING))` stops with that line and status 2.
 wb_require = $(if $(strip $(1)),:,echo "$(strip $(2))" >&2; exit 2)
 
 # $(call wb_stamp,DIR/NAME,KEY) is the file DIR/NAME.KEY, made (DIR/NAME's older ones removed) when
 # missing: what depends on it is rebuilt when KEY changes. wb_sum is a KEY for flags, without the
-# tree's own path, so a copy of a build elsewhere (the grader's) still matches.
+# tree's own path, so a copy of a build elsewhere (the grader's) still matches. The stamps' rules are
+# the first rules of every Makefile, so the default goal is named here.
 wb_stamp = $(eval $(1).$(2): ; @mkdir -p $$(@D) && rm -f $(1).* && touch $$@)$(1).$(2)
 wb_sum = $(firstword $(shell echo '$(subst ',,$(subst $(WB_ROOT),.,$(1)))' | cksum))
 WB_STAMP := $(call wb_stamp,$(WB_BUILD)/flags,$(call wb_sum,$(NVCC) $(WB_NVCCFLAGS) $(CXX) $(WB_CXXFLAGS) $(CATCH2_CFLAGS)))
+.DEFAULT_GOAL := all
 
 WB_LIB := $(WB_BUILD)/libwb.a
 WB_TEST_MAIN := $(WB_BUILD)/test_main.o
