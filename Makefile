@@ -46,7 +46,7 @@ check-env: 00 ; @./$(call ch,00)/$(call ch,00) $(ENV_ARGS)
 # The lines come from tools/check_deps.sh, given what config.mk found, so both say the same.
 deps deps-all deps-missing:
 	@WB_NVCC='$(NVCC)' WB_NVCC_PATH='$(NVCC_PATH)' WB_CXX='$(CXX)' WB_CATCH2_VERSION='$(CATCH2_VERSION)' WB_CATCH2_DIR='$(CATCH2_DIR)' \
-	  WB_CUTLASS_INC='$(CUTLASS_INC)' WB_CUTLASS='$(CUTLASS)' bash tools/check_deps.sh $(if $(filter deps-missing,$@),,--all)
+	  WB_CATCH2_MISSING='$(CATCH2_MISSING)' WB_CUTLASS_INC='$(CUTLASS_INC)' WB_CUTLASS='$(CUTLASS)' bash tools/check_deps.sh $(if $(filter deps-missing,$@),,--all)
 
 ## make bench          every chapter on the standard shapes -> results/bench.csv
 ## make report         the homework report (report/) from results/bench.csv; STUDENT_ID=, REPORT_CSV=
