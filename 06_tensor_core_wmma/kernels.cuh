@@ -24,6 +24,8 @@
 //                              documented register layout
 //   step9_mma_ldmatrix.cuh     mma_ldmatrix: FP16 without WMMA, mma.sync m16n8k16 on fragments that
 //                              ldmatrix reads from XOR-swizzled tiles, double-buffered registers
+//   step10_tf32_pipelined.cuh  tf32_pipelined: step 8 fed like step 9, the next k-step's fragments
+//                              loaded while the current ones multiply
 // Not a step: best_06.cuh, the `best` variants, which choose among the steps' kernels per shape.
 // What exists to explore rather than to teach (tuning tables, the precision study, rounding
 // experiments) lives in lab/ (`make tune-06`).
@@ -34,7 +36,7 @@
 // are int: the workbook keeps every matrix below 2^31 elements (options.h).
 #pragma once
 
-#include "step9_mma_ldmatrix.cuh"
+#include "step10_tf32_pipelined.cuh"
 #include "best_06.cuh"
 
 namespace ch06 {
@@ -83,6 +85,10 @@ inline const wb::SgemmVariant kTf32Variants[] = {
     {"tf32_mma_sync", launch_tf32_mma_sync<Mma128x128_k32_2stage>,
      "the instruction under WMMA, mma.sync m16n8k8 with its documented layout, 128x128x32, 2 stages",
      wb::Precision::tf32, kernel_info<Mma128x128_k32_2stage>(tf32_mma_sync<Mma128x128_k32_2stage, true>),
+     min_cc_of<Mma128x128_k32_2stage>()},
+    {"tf32_pipelined", launch_tf32_pipelined<Mma128x128_k32_2stage>,
+     "+ step 9's pipeline: the next k-step's fragments loaded while the current ones multiply",
+     wb::Precision::tf32, kernel_info<Mma128x128_k32_2stage>(tf32_pipelined<Mma128x128_k32_2stage, true>),
      min_cc_of<Mma128x128_k32_2stage>()},
     {"tf32_best", launch_tf32_best, "per shape, the fastest of the TF32 candidates the wave model shortlists (best_06.cuh)",
      wb::Precision::tf32, {}, Tf32Inputs::kMinCc},

@@ -54,6 +54,14 @@ struct Tf32MmaTiesAway : Tf32MmaInputs {
     }
 };
 using Mma128x128_k32_3stage_tiesaway = Tiling<Tf32MmaTiesAway, 128, 128, 32, 64, 64, 3, 4, 8>;
+// Rounding by one integer add: half a TF32 unit (2^12 in the 13 dropped bits) added to the bits, the
+// tensor core then drops the low 13 bits. Nearest, ties away from zero, on the integer pipe instead
+// of the conversion unit; a NaN whose payload lies only in the low 13 bits would become infinity.
+struct Tf32MmaHalfUlp : Tf32MmaInputs {
+    __device__ __forceinline__ static unsigned round_loaded(unsigned bits) { return bits + 0x1000u; }
+};
+using Mma128x128_k32_2stage_halfulp = Tiling<Tf32MmaHalfUlp, 128, 128, 32, 64, 64, 2, 4, 8>;
+using Mma128x128_k16_4stage = Tiling<Tf32MmaInputs, 128, 128, 16, 64, 64, 4, 4, 8>;  // 75.5 KB
 
 // The launcher of a row: the kernel its input type takes, in bands of GROUP tile rows.
 template <class Cfg, int GROUP = kBand>
@@ -78,6 +86,10 @@ wb::KernelInfo ring_info() {
 template <class Cfg>
 wb::KernelInfo mma_kernel_info() {
     return kernel_info<Cfg>(tf32_mma_sync<Cfg, true>);
+}
+template <class Cfg>
+wb::KernelInfo pipelined_kernel_info() {
+    return kernel_info<Cfg>(tf32_pipelined<Cfg, true>);
 }
 template <class Cfg>
 wb::KernelInfo mma16_kernel_info() {
@@ -156,6 +168,20 @@ inline const wb::SgemmVariant kTf32Configs[] = {
      wb::Precision::tf32, mma_kernel_info<Mma256x128_k32_3stage>(), min_cc_of<Mma256x128_k32_3stage>()},
     {"m_128x128_w64x64_k32_s3_rna", mma<Mma128x128_k32_3stage_tiesaway>(), "TF32 mma.sync, BK = 32, ties away (cvt.rna)",
      wb::Precision::tf32, mma_kernel_info<Mma128x128_k32_3stage_tiesaway>(), min_cc_of<Mma128x128_k32_3stage_tiesaway>()},
+    {"p_128x128_w64x64_k32_s2", launch_tf32_pipelined<Mma128x128_k32_2stage>, "TF32 pipelined, BK = 32, 2 stages (step 10)",
+     wb::Precision::tf32, pipelined_kernel_info<Mma128x128_k32_2stage>(), min_cc_of<Mma128x128_k32_2stage>()},
+    {"p_128x128_w64x64_k32_s3", launch_tf32_pipelined<Mma128x128_k32_3stage>, "TF32 pipelined, BK = 32, 3 stages",
+     wb::Precision::tf32, pipelined_kernel_info<Mma128x128_k32_3stage>(), min_cc_of<Mma128x128_k32_3stage>()},
+    {"p_128x128_w64x64_k32_s4", launch_tf32_pipelined<Mma128x128_k32_4stage>, "TF32 pipelined, BK = 32, 4 stages",
+     wb::Precision::tf32, pipelined_kernel_info<Mma128x128_k32_4stage>(), min_cc_of<Mma128x128_k32_4stage>()},
+    {"p_128x128_w64x64_s4", launch_tf32_pipelined<Mma128x128_k16_4stage>, "TF32 pipelined, BK = 16, 4 stages",
+     wb::Precision::tf32, pipelined_kernel_info<Mma128x128_k16_4stage>(), min_cc_of<Mma128x128_k16_4stage>()},
+    {"p_128x256_w64x64_k32_s3", launch_tf32_pipelined<Mma128x256_k32_3stage>, "TF32 pipelined, BK = 32, 8 warps of 64x64",
+     wb::Precision::tf32, pipelined_kernel_info<Mma128x256_k32_3stage>(), min_cc_of<Mma128x256_k32_3stage>()},
+    {"p_128x128_w64x64_k32_s2_hulp", launch_tf32_pipelined<Mma128x128_k32_2stage_halfulp>, "TF32 pipelined, rounded by an integer add",
+     wb::Precision::tf32, pipelined_kernel_info<Mma128x128_k32_2stage_halfulp>(), min_cc_of<Mma128x128_k32_2stage_halfulp>()},
+    {"m_128x128_w64x64_k32_s2_hulp", mma<Mma128x128_k32_2stage_halfulp>(), "step 8 rounded by an integer add",
+     wb::Precision::tf32, mma_kernel_info<Mma128x128_k32_2stage_halfulp>(), min_cc_of<Mma128x128_k32_2stage_halfulp>()},
 };
 // clang-format on
 
