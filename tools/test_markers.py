@@ -114,6 +114,8 @@ def copy_of_notes(tmp_path, files):
     ("09_hopper_wgmma/README.md", "results", "| PASS |", "| FAIL |"),
     ("09_hopper_wgmma/README.zh-CN.md", "excerpt-ceiling", "78.3%", "80.3%"),
     ("09_hopper_wgmma/README.md", "excerpt-step5-after", "102.1", "103.1"),  # an excerpt indented in a list item
+    ("06_tensor_core_wmma/README.md", "cutlass", " % |", "1 % |"),
+    ("06_tensor_core_wmma/README.zh-CN.md", "cutlass", "`tf32_pipelined`", "`tf32_mma_sync`"),
 ])
 def test_a_wrong_number_in_a_note_fails_the_check(tmp_path, path, name, old, new):
     root = copy_of_notes(tmp_path, [path, "08_end_to_end/README.md"])
@@ -224,6 +226,38 @@ def test_the_ladder_has_each_chapters_best_and_cutlass_beside_cublas():
     git = fill.read_rows(os.path.join(ROOT, "results", "h200", "bench.csv"))[0]["git"]
     assert f"git `{git}`" in text and "(raw rows: `results/h200/bench.csv`)" in text
     assert "| cuBLAS FP16 (the 100 % of its rows), TFLOP/s |" in text
+
+
+def versus_rows():
+    """A bench CSV's rows in miniature: chapter 06 and chapter 07's CUTLASS kernels, % of cuBLAS."""
+    def row(chapter, variant, dtype, shape, pct, status="PASS"):
+        m, n, k = shape
+        return {"chapter": chapter, "variant": variant, "dtype": dtype, "M": str(m), "N": str(n), "K": str(k),
+                "pct_cublas": str(pct), "status": status, "gpu": "G", "timestamp": "2026-12-03T00:00:00Z", "git": "abc"}
+    big, odd = (4096, 4096, 4096), (1000, 1013, 4097)
+    return [row("06_tensor_core_wmma", "cublas_tf32", "tf32", big, 100),
+            row("06_tensor_core_wmma", "tf32_pipelined", "tf32", big, 45),
+            row("06_tensor_core_wmma", "tf32_pipelined", "tf32", odd, 30),
+            row("06_tensor_core_wmma", "mma_ldmatrix", "fp16", big, 66),
+            row("06_tensor_core_wmma", "wmma_smem", "fp16", big, 1, status="FAIL"),
+            row("07_cublas_baseline", "cutlass_tf32_tensorop", "tf32", big, 50),
+            row("07_cublas_baseline", "cutlass_tf32_tensorop", "tf32", odd, 40),
+            row("07_cublas_baseline", "cutlass_fp16_tensorop", "fp16", big, 60),
+            row("07_cublas_baseline", "cutlass_fp16_wgmma", "fp16", big, 90)]
+
+
+def test_versus_cutlass_divides_the_two_ratios_of_the_same_precision():
+    from wb import bench_summary
+    text = bench_summary.versus_cutlass(versus_rows(), "06_tensor_core_wmma", "en", "r.csv")
+    lines = [line for line in text.splitlines() if line.startswith("| `")]
+    # 45 / 50 and 30 / 40 in TF32; 66 / 60 in FP16 against the sm80 kernel, not the wgmma one; no
+    # baseline row, no failed row, no shape CUTLASS lacks
+    assert lines == ["| `tf32_pipelined` | TF32 | 90.0 % | 75.0 % |", "| `mma_ldmatrix` | FP16 | 110.0 % | - |"]
+    assert "`cutlass_tf32_tensorop`, `cutlass_fp16_tensorop`" in text and "(raw rows: `r.csv`)" in text
+    only = bench_summary.versus_cutlass(versus_rows(), "06_tensor_core_wmma", "zh", "r.csv", [(1000, 1013, 4097)])
+    assert "| `tf32_pipelined` | TF32 | 75.0 % |" in only and "4096" not in only.split("\n")[2]
+    with pytest.raises(ValueError):
+        bench_summary.versus_cutlass(versus_rows(), "05_float4_vectorized", "en", "r.csv")
 
 
 NOTE = "# t\n\n<!-- wb:fill results -->\n| `v` | 4096 | 98.7 % |\n<!-- wb:end results -->\n\n"

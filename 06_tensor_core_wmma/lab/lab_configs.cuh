@@ -4,10 +4,11 @@
 // lab/best_06.py turns a sweep into the rates of `best`.
 //
 // The FP16 rows run step 6's kernel (wmma_swizzle), the FP16 mma.sync rows step 9's (mma_ldmatrix),
-// the TF32 WMMA rows step 7's (tf32_wmma), the TF32 mma.sync rows step 8's (tf32_mma_sync), each with
-// the configuration of its row.
+// the TF32 WMMA rows step 7's (tf32_wmma), the TF32 mma.sync rows step 8's (tf32_mma_sync) or step
+// 10's (tf32_pipelined), each with the configuration of its row.
 //
-// Row names: h (FP16 WMMA), hm (FP16 mma.sync, step 9), t (TF32 WMMA) or m (TF32 mma.sync, step 8);
+// Row names: h (FP16 WMMA), hm (FP16 mma.sync, step 9), t (TF32 WMMA), m (TF32 mma.sync, step 8) or
+// p (TF32 mma.sync pipelined, step 10);
 // the block tile; w and the warp tile; k32 where BK is 32 floats (TF32; otherwise 16), k64 where it
 // is 64 halves (FP16; otherwise 32); s and the number of stages; g1 where
 // the blocks run in plain row-major order (otherwise in bands of kBand tile rows). The sweeps in

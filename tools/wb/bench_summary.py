@@ -234,6 +234,57 @@ def ladder(rows, lang, csv_path):
     return "\n".join(out)
 
 
+# ---- a chapter against CUTLASS's kernel of its own instruction (a note's block `cutlass`) ---------
+# Chapter 06's mma.sync steps are judged against CUTLASS's Ampere-style tensor-op kernel of the same
+# precision, which chapter 07 runs in the same `make bench`: on Hopper cuBLAS uses wgmma, an
+# instruction chapter 06 does not have.
+CUTLASS_OF = {"fp16": "cutlass_fp16_tensorop", "tf32": "cutlass_tf32_tensorop"}
+VERSUS_TEXT = {
+    "en": {"caption": "{chapter}'s variants as % of chapter 07's CUTLASS kernel of the same precision and instruction "
+                      "({kernels}), {gpu}, {date}, git `{git}`, `make bench` (raw rows: `{csv}`). Each figure is the "
+                      "variant's % of cuBLAS divided by CUTLASS's: both were timed against the same cuBLAS call, "
+                      "each in its own program, so the clock's drift between the two programs cancels.",
+           "variant": "variant", "type": "type"},
+    "zh": {"caption": "{chapter} 的各变体占第 07 章同精度、同指令的 CUTLASS 核函数（{kernels}）的 %，{gpu}，{date}，"
+                      "git `{git}`，`make bench`（原始数据：`{csv}`）。每个数字是该变体占 cuBLAS 的 % 除以 CUTLASS 的："
+                      "两者都在各自的程序中与同一个 cuBLAS 调用交替计时，两个程序之间的时钟漂移因此相互抵消。",
+           "variant": "变体", "type": "精度"},
+}
+
+
+def versus_cutlass(rows, chapter, lang, csv_path, only=None):
+    """The block `cutlass` of `chapter`'s notes (without a final newline): each of its PASS variants
+    whose precision CUTLASS_OF names, as % of that CUTLASS row, on the shapes both have (of those
+    in `only`, when given: the shapes the note's results block shows)."""
+    t = VERSUS_TEXT[lang]
+    ref = defaultdict(dict)
+    for r in rows:
+        if r["chapter"] == LIBRARY_CHAPTER and r["variant"] == CUTLASS_OF.get(r["dtype"]) and r["status"] == "PASS":
+            ref[r["dtype"]][shape_of(r)] = number(r["pct_cublas"])
+    mine = [r for r in rows if r["chapter"] == chapter and r["dtype"] in ref and not is_baseline(r)
+            and r["status"] == "PASS"]
+    if not mine:
+        raise ValueError(f"{csv_path} has no rows of {chapter} and of chapter 07's CUTLASS kernels in the same precision")
+    shapes = sorted({shape_of(r) for r in mine if shape_of(r) in ref[r["dtype"]] and (not only or shape_of(r) in only)},
+                    key=shape_order)
+    per = defaultdict(dict)
+    for r in mine:
+        per[(r["variant"], r["dtype"])][shape_of(r)] = number(r["pct_cublas"])
+    body = []
+    for (variant, dtype), values in sorted(per.items(), key=lambda kv: DTYPE_ORDER.get(kv[0][1], 9)):
+        cells = [f"{100 * values[s] / ref[dtype][s]:.1f} %" if values.get(s) and ref[dtype].get(s) else "-"
+                 for s in shapes]
+        body.append([f"`{variant}`", DTYPE_LABEL.get(dtype, dtype)] + cells)
+    first = mine[0]
+    kernels = ", ".join(f"`{CUTLASS_OF[d]}`" for d in sorted(ref, key=lambda d: DTYPE_ORDER.get(d, 9)))
+    out = [t["caption"].format(chapter=chapter, kernels=kernels, gpu=first["gpu"], date=first["timestamp"][:10],
+                               git=first["git"], csv=csv_path), ""]
+    from wb import mdtable
+    out += mdtable.lines([t["variant"], t["type"]] + [shape_label(s) for s in shapes], body,
+                         right=range(2, 2 + len(shapes)))
+    return "\n".join(out)
+
+
 def register(sub):
     p = add_command(sub, "bench-summary", "the closing table of make bench, from a results CSV", __doc__)
     p.add_argument("csv", nargs="?", default="results/bench.csv", help="default: results/bench.csv")

@@ -3,7 +3,8 @@ into the chapter's README.md and README.zh-CN.md, as the content of their block 
 (<!-- wb:fill results --> ... <!-- wb:end results -->, see wb.markers; a note without that block is
 left alone; --block results-WORD writes a block of that name instead, for a run that `make bench`
 must not overwrite), and the ladder of the whole run (each chapter's best variant as % of cuBLAS, chapter
-07's CUTLASS rows beside it) into the top README's block `ladder`. Every number comes from the CSV; the caption names the GPU, versions, commit, date and
+07's CUTLASS rows beside it) into the top README's block `ladder`; a note with a block `cutlass` also gets
+its chapter's variants as % of chapter 07's CUTLASS kernel of the same precision. Every number comes from the CSV; the caption names the GPU, versions, commit, date and
 command. With --env, chapter 00's row (its block `env`) comes from the JSON of
 `00_env_check --json`. `python3 -m wb notes check` checks that the notes still say what the CSV says.
 
@@ -20,6 +21,7 @@ import sys
 from wb import add_command, markers, mdtable, shapes as shape_grammar
 
 NAME, ENV, LADDER = "results", "env", "ladder"  # the blocks: a chapter's rows, chapter 00's row, the top README's ladder
+VERSUS = "cutlass"  # a chapter's variants as % of chapter 07's CUTLASS kernel of their precision (chapter 06)
 TEXT = {
     "en": {
         "caption": "Measured on {gpu} (sm_{cc}), driver CUDA {driver}, runtime {runtime}, {date}, "
@@ -254,7 +256,30 @@ def main(csv_path, cmds_path=None, block=NAME, chosen=None):
             if filled:
                 shown = f", {len(shapes)} of its shapes" if shapes else ""
                 print(f"fill_results: {path}: {len(select(rs, shapes, csv_path))} rows{shown}")
+            if block == NAME and fill_versus(path, rows, chapter, lang, csv_path):
+                return 1
     return fill_ladder(rows, csv_path) if block == NAME else 0
+
+
+def fill_versus(path, rows, chapter, lang, csv_path):
+    """Writes the note's block `cutlass` (the chapter against CUTLASS, wb.bench_summary.versus_cutlass)
+    where the note has one; 1 on an error, else 0."""
+    from wb import bench_summary
+    if not os.path.exists(path):
+        return 0
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        if markers.find(text, VERSUS, path) is None:
+            return 0
+        body = bench_summary.versus_cutlass(rows, chapter, lang, csv_path, declared_shapes(path))
+    except (markers.MarkerError, ValueError) as e:
+        print(f"fill_results: error: {path}: {e}", file=sys.stderr)
+        return 1
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(markers.replace(text, VERSUS, body, path))
+    print(f"fill_results: {path}: against CUTLASS")
+    return 0
 
 
 def fill_ladder(rows, csv_path):

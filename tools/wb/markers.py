@@ -24,6 +24,9 @@ says what fills the block:
     ladder           wb fill, the top README's ladder: each chapter's best variant and chapter
                      07's CUTLASS rows as % of cuBLAS, from the bench CSV its caption cites
     env              wb fill --env, chapter 00's row from the JSON of 00_env_check --json
+    cutlass          wb fill, the chapter's variants as % of chapter 07's CUTLASS kernel of the
+                     same precision, from the bench CSV its caption cites, on the shapes its
+                     results block shows (chapter 06)
     UPPER_CASE       wb report, in a student's report (report/report.md)
 
 `notes list` prints every block of the notes (file:line, name); `notes check` regenerates each
@@ -68,7 +71,7 @@ class NoteNames(frozenset):
         return iter(list(frozenset.__iter__(self)) + [EXCERPT_PREFIX + "WORD", "results-WORD"])
 
 
-NOTE_NAMES = NoteNames({"results", "profile", "ladder", "env", *EXCERPTS} | {f"e2e-{s}" for s in E2E_SECTIONS})
+NOTE_NAMES = NoteNames({"results", "profile", "ladder", "env", "cutlass", *EXCERPTS} | {f"e2e-{s}" for s in E2E_SECTIONS})
 
 
 class MarkerError(ValueError):
@@ -220,6 +223,14 @@ def expected(path, block, text, root=ROOT):
         if not src:
             return None, "its caption names no CSV"
         return bench_summary.ladder(fill.read_rows(os.path.join(root, src)), lang, src) + "\n", src
+    if name == "cutlass":
+        src = cited(content, r"`([^`]+\.csv)`[)）]")
+        if not src:
+            return None, "its caption names no CSV"
+        rows = fill.read_rows(os.path.join(root, src))
+        results = find(text, "results", path)
+        only = fill.shown_shapes(results.content) if results else None
+        return bench_summary.versus_cutlass(rows, os.path.dirname(path), lang, src, only) + "\n", src
     if name.startswith("e2e-"):
         prov = find(text, "e2e-provenance", path)
         folder = prov and cited(prov.content, r"--out (\S+?)`")
