@@ -36,12 +36,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) tf32_pipelined(
         const unsigned b_lane = smem_base + unsigned(STAGES * Cfg::A_STAGE) * 4u + mma_b_lane_offset<Cfg>(warp_col, lane);
 
         MmaAccumulators<Cfg> acc;
-#pragma unroll
-        for (int i = 0; i < Cfg::FM; ++i)
-#pragma unroll
-            for (int j = 0; j < 2 * Cfg::FN; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+        zero_mma_accumulators<Cfg>(acc);
 
         const ChunkSources<Cfg> src(g, t);
         double_buffered_ring<STAGES, Cfg::BK / 8, Tf32Fragments<Cfg>>(

@@ -47,6 +47,16 @@ using Mma128x128_k32_2stage = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 2, 4, 
 template <class Cfg>
 using MmaAccumulators = float[Cfg::FM][2 * Cfg::FN][4];  // [m-tile of 16][n-tile of 8][c0..c3]
 
+template <class Cfg>
+__device__ __forceinline__ void zero_mma_accumulators(MmaAccumulators<Cfg>& acc) {
+#pragma unroll
+    for (int i = 0; i < Cfg::FM; ++i)
+#pragma unroll
+        for (int j = 0; j < 2 * Cfg::FN; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+}
+
 // The instructions, each one line of PTX. Shared addresses are 32-bit byte offsets
 // (__cvta_generic_to_shared). The loads are volatile with a "memory" clobber, like
 // Tf32Inputs::load_shared: they must stay between the main loop's barriers.
@@ -173,12 +183,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) tf32_mma_sync(W
         const unsigned b_lane = mma_b_lane_offset<Cfg>(warp_col, lane);
 
         MmaAccumulators<Cfg> acc;
-#pragma unroll
-        for (int i = 0; i < Cfg::FM; ++i)
-#pragma unroll
-            for (int j = 0; j < 2 * Cfg::FN; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+        zero_mma_accumulators<Cfg>(acc);
 
         mainloop_cp_async_ring<Cfg, VEC>(g, t, smem, [&](const float* As, const float* Bs) {
             mma_sync_stage<Cfg>(static_cast<unsigned>(__cvta_generic_to_shared(As)) + a_lane,

@@ -245,12 +245,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_ldmatrix(Wm
         const int warp_row = (warp / Cfg::WARPS_N) * Cfg::WM;
         const int warp_col = (warp % Cfg::WARPS_N) * Cfg::WN;
         MmaAccumulators<Cfg> acc;
-#pragma unroll
-        for (int i = 0; i < Cfg::FM; ++i)
-#pragma unroll
-            for (int j = 0; j < 2 * Cfg::FN; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+        zero_mma_accumulators<Cfg>(acc);
 
         __half* smem = reinterpret_cast<__half*>(smem_bytes);
         const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
