@@ -47,6 +47,16 @@ using Mma128x128_k32_2stage = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 2, 4, 
 template <class Cfg>
 using MmaAccumulators = float[Cfg::FM][2 * Cfg::FN][4];  // [m-tile of 16][n-tile of 8][c0..c3]
 
+template <class Cfg>
+__device__ __forceinline__ void zero_mma_accumulators(MmaAccumulators<Cfg>& acc) {
+#pragma unroll
+    for (int i = 0; i < Cfg::FM; ++i)
+#pragma unroll
+        for (int j = 0; j < 2 * Cfg::FN; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+}
+
 // The instructions, each one line of PTX. Shared addresses are 32-bit byte offsets
 // (__cvta_generic_to_shared). The loads are volatile with a "memory" clobber, like
 // Tf32Inputs::load_shared: they must stay between the main loop's barriers.
@@ -87,33 +97,53 @@ __device__ __forceinline__ unsigned mma_b_lane_offset(int warp_col, int lane) {
     return unsigned((lane % 4) * Cfg::B_LD + warp_col + lane / 4) * 4u;
 }
 
-// One stage: per k-step of 8, FM ldmatrix.x4 for A and 2 FN pairs of loads for B, every element
-// rounded once after its load (Op::round_loaded), then FM x 2 FN mma.sync.
+// One k-step's fragments of a warp: FM of A (a0..a3 each) and 2 FN n8 tiles of B (b0, b1 each),
+// already rounded to TF32.
 template <class Cfg>
-__device__ __forceinline__ void mma_sync_stage(unsigned a_lane, unsigned b_lane, MmaAccumulators<Cfg>& acc) {
-    // BEGIN SOLUTION: per k-step of 8: ldmatrix_x4 per m-tile, lds32 pairs per n-tile, Op::round_loaded, mma
+struct Tf32Fragments {
+    unsigned a[Cfg::FM][4];
+    unsigned b[2 * Cfg::FN][2];
+};
+
+// k-step kk (a multiple of 8) of the stage whose tiles start at this lane's a_lane / b_lane: FM
+// ldmatrix.x4 for A and 2 FN pairs of loads for B, every element rounded once after its load
+// (Op::round_loaded).
+template <class Cfg>
+__device__ __forceinline__ void load_tf32_fragments(Tf32Fragments<Cfg>& f, unsigned a_lane, unsigned b_lane, int kk) {
+    // BEGIN SOLUTION: ldmatrix_x4 per m-tile, lds32 pairs per n-tile, each element Op::round_loaded
     using Op = typename Cfg::Inputs;
-    constexpr int MT = Cfg::FM, NT = 2 * Cfg::FN;
 #pragma unroll
-    for (int kk = 0; kk < Cfg::BK; kk += 8) {
-        unsigned a[MT][4], b[NT][2];
+    for (int i = 0; i < Cfg::FM; ++i) {
+        ldmatrix_x4(f.a[i], a_lane + 4u * unsigned(16 * i * Cfg::A_LD + kk));
 #pragma unroll
-        for (int i = 0; i < MT; ++i) {
-            ldmatrix_x4(a[i], a_lane + 4u * unsigned(16 * i * Cfg::A_LD + kk));
+        for (int e = 0; e < 4; ++e) f.a[i][e] = Op::round_loaded(f.a[i][e]);
+    }
 #pragma unroll
-            for (int e = 0; e < 4; ++e) a[i][e] = Op::round_loaded(a[i][e]);
-        }
-#pragma unroll
-        for (int j = 0; j < NT; ++j) {
-            b[j][0] = Op::round_loaded(lds32(b_lane + 4u * unsigned(kk * Cfg::B_LD + 8 * j)));
-            b[j][1] = Op::round_loaded(lds32(b_lane + 4u * unsigned((kk + 4) * Cfg::B_LD + 8 * j)));
-        }
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-            for (int j = 0; j < NT; ++j) mma_m16n8k8_tf32(acc[i][j], a[i], b[j]);
+    for (int j = 0; j < 2 * Cfg::FN; ++j) {
+        f.b[j][0] = Op::round_loaded(lds32(b_lane + 4u * unsigned(kk * Cfg::B_LD + 8 * j)));
+        f.b[j][1] = Op::round_loaded(lds32(b_lane + 4u * unsigned((kk + 4) * Cfg::B_LD + 8 * j)));
     }
     // END SOLUTION
+}
+
+// FM x 2 FN mma.sync on one k-step's fragments.
+template <class Cfg>
+__device__ __forceinline__ void mma_tf32_fragments(MmaAccumulators<Cfg>& acc, const Tf32Fragments<Cfg>& f) {
+#pragma unroll
+    for (int i = 0; i < Cfg::FM; ++i)
+#pragma unroll
+        for (int j = 0; j < 2 * Cfg::FN; ++j) mma_m16n8k8_tf32(acc[i][j], f.a[i], f.b[j]);
+}
+
+// One stage: per k-step of 8, its fragments, then its mma.sync.
+template <class Cfg>
+__device__ __forceinline__ void mma_sync_stage(unsigned a_lane, unsigned b_lane, MmaAccumulators<Cfg>& acc) {
+#pragma unroll
+    for (int kk = 0; kk < Cfg::BK; kk += 8) {
+        Tf32Fragments<Cfg> f;
+        load_tf32_fragments<Cfg>(f, a_lane, b_lane, kk);
+        mma_tf32_fragments<Cfg>(acc, f);
+    }
 }
 
 // The staged epilogue with a known layout: lane (g, t) writes c0, c1 to row g and c2, c3 to row
@@ -153,12 +183,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) tf32_mma_sync(W
         const unsigned b_lane = mma_b_lane_offset<Cfg>(warp_col, lane);
 
         MmaAccumulators<Cfg> acc;
-#pragma unroll
-        for (int i = 0; i < Cfg::FM; ++i)
-#pragma unroll
-            for (int j = 0; j < 2 * Cfg::FN; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+        zero_mma_accumulators<Cfg>(acc);
 
         mainloop_cp_async_ring<Cfg, VEC>(g, t, smem, [&](const float* As, const float* Bs) {
             mma_sync_stage<Cfg>(static_cast<unsigned>(__cvta_generic_to_shared(As)) + a_lane,

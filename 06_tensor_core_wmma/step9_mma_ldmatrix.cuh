@@ -105,8 +105,6 @@ struct SwizzledTiles {
     // (k-step 0).
     static_assert(16 % swizzle_period_rows<A_ROW_CHUNKS>() == 0, "the keys of A must repeat within 16 rows: BK >= 32");
     static_assert(16 % swizzle_period_rows<B_ROW_CHUNKS>() == 0, "the keys of B must repeat within 16 rows: BN >= 32");
-    static_assert(K_STEPS % 2 == 0, "the fragments alternate between two register sets: an even "
-                                    "number of k-steps per stage keeps that pattern the same in every stage");
 };
 
 // This lane's ldmatrix addresses inside a stage, in bytes (before the stage's base). Lanes 8q..8q+7
@@ -189,16 +187,57 @@ __device__ __forceinline__ void mma_fragments(MmaAccumulators<Cfg>& acc, const F
         for (int j = 0; j < 2 * Cfg::FN; ++j) mma_m16n8k16_f16(acc[i][j], f.a[i], &f.b[j / 2][2 * (j % 2)]);
 }
 
-// The cp.async ring of step 4 with one change: the barrier moves from the top of a stage to just
-// before its last k-step, so that the first fragments of the next stage can be loaded (after the
-// barrier) while the last k-step of this one multiplies. Iteration kt first refills stage
-// (kt - 1) % STAGES, which every warp finished reading before the barrier of iteration kt - 1.
+// The cp.async ring of step 4 with the fragments double-buffered in registers (steps 9 and 10), and
+// one change: the barrier moves from the top of a stage to just before its last k-step, so that the
+// first fragments of the next stage can be loaded (after the barrier) while the last k-step of this
+// one multiplies. Iteration kt first refills stage (kt - 1) % STAGES, which every warp finished
+// reading before the barrier of iteration kt - 1. What a step puts in it:
+//   copy(k0, stage)     this thread's copies of the tiles starting at k0 into `stage`
+//   load(f, stage, s)   the warp's fragments of k-step s of `stage` into the register set f
+//   mma(f)              the warp's mma.sync on the register set f
+template <int STAGES, int K_STEPS, class Fragments, class Copy, class Load, class Mma>
+__device__ __forceinline__ void double_buffered_ring(int k_tiles, int bk, Copy&& copy, Load&& load, Mma&& mma) {
+    static_assert(STAGES >= 2, "the cp.async ring needs at least two stages");
+    static_assert(K_STEPS % 2 == 0, "the fragments alternate between two register sets: an even number of "
+                                    "k-steps per stage keeps that pattern the same in every stage");
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < k_tiles) copy(s * bk, s);
+        wb::cp_async_commit();
+    }
+    wb::cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    Fragments frag[2];  // the k-step being multiplied and the next one
+    load(frag[0], 0, 0);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+        const int ahead = kt + STAGES - 1;
+        if (ahead < k_tiles) copy(ahead * bk, ahead % STAGES);
+        wb::cp_async_commit();
+        // BEGIN SOLUTION: per k-step: prefetch the next fragments (barrier before the last), then mma
+        const int stage = kt % STAGES;
+#pragma unroll
+        for (int s = 0; s < K_STEPS; ++s) {
+            if (s + 1 < K_STEPS) {
+                load(frag[(s + 1) % 2], stage, s + 1);
+            } else {
+                // Tile kt + 1 has landed (the same count as step 4's ring), and every warp has
+                // read its last fragments of stage kt, which the next iteration refills.
+                wb::cp_async_wait<STAGES - 2>();
+                __syncthreads();
+                if (kt + 1 < k_tiles) load(frag[(s + 1) % 2], (kt + 1) % STAGES, 0);
+            }
+            mma(frag[s % 2]);
+        }
+        // END SOLUTION
+    }
+    wb::cp_async_wait<0>();  // only empty groups are left; leave no copy in flight behind us
+}
+
 template <class Cfg, bool VEC>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_ldmatrix(WmmaArgs<__half> g) {
     static_assert(std::is_base_of<Fp16MmaInputs, typename Cfg::Inputs>::value, "a Tiling of Fp16MmaInputs");
     using S = SwizzledTiles<Cfg>;
     constexpr int STAGES = Cfg::STAGES;
-    static_assert(STAGES >= 2, "the cp.async ring needs at least two stages");
     extern __shared__ __align__(128) unsigned char smem_bytes[];
     if constexpr (Cfg::Inputs::kCompiled) {
         const BlockCoord t = block_coord<Cfg>(g);  // bands of kBand tile rows (step 6)
@@ -206,64 +245,28 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) mma_ldmatrix(Wm
         const int warp_row = (warp / Cfg::WARPS_N) * Cfg::WM;
         const int warp_col = (warp % Cfg::WARPS_N) * Cfg::WN;
         MmaAccumulators<Cfg> acc;
-#pragma unroll
-        for (int i = 0; i < Cfg::FM; ++i)
-#pragma unroll
-            for (int j = 0; j < 2 * Cfg::FN; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+        zero_mma_accumulators<Cfg>(acc);
 
         __half* smem = reinterpret_cast<__half*>(smem_bytes);
         const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
         auto a_addr = [&](int stage) { return smem_base + unsigned(stage * Cfg::A_STAGE) * 2u; };
         auto b_addr = [&](int stage) { return smem_base + unsigned(STAGES * Cfg::A_STAGE + stage * Cfg::B_STAGE) * 2u; };
         const int lane = threadIdx.x % 32;
-        constexpr int K_STEPS = S::K_STEPS;
-        unsigned a_lane[K_STEPS], b_lane[Cfg::FN];
+        unsigned a_lane[S::K_STEPS], b_lane[Cfg::FN];
 #pragma unroll
-        for (int s = 0; s < K_STEPS; ++s) a_lane[s] = mma16_a_lane_bytes<Cfg>(warp_row, lane, s);
+        for (int s = 0; s < S::K_STEPS; ++s) a_lane[s] = mma16_a_lane_bytes<Cfg>(warp_row, lane, s);
 #pragma unroll
         for (int p = 0; p < Cfg::FN; ++p) b_lane[p] = mma16_b_lane_bytes<Cfg>(warp_col, lane, p);
         const ChunkSources<Cfg> src(g, t);
-#pragma unroll
-        for (int s = 0; s < STAGES - 1; ++s) {
-            if (s < g.k_tiles)
-                copy_tiles_swizzled<Cfg, VEC>(src, s * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
-            wb::cp_async_commit();
-        }
-        wb::cp_async_wait<STAGES - 2>();
-        __syncthreads();
-        Fragments16<Cfg> frag[2];  // the k-step being multiplied and the next one
-        load_fragments<Cfg>(frag[0], a_addr(0), b_addr(0), a_lane, b_lane, 0);
-
-        for (int kt = 0; kt < g.k_tiles; ++kt) {
-            const int ahead = kt + STAGES - 1;
-            if (ahead < g.k_tiles) {
-                const int s = ahead % STAGES;
-                copy_tiles_swizzled<Cfg, VEC>(src, ahead * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
-            }
-            wb::cp_async_commit();
-            // BEGIN SOLUTION: per k-step: prefetch the next fragments (barrier before the last), then mma
-            const int stage = kt % STAGES;
-#pragma unroll
-            for (int s = 0; s < K_STEPS; ++s) {
-                if (s + 1 < K_STEPS) {
-                    load_fragments<Cfg>(frag[(s + 1) % 2], a_addr(stage), b_addr(stage), a_lane, b_lane, s + 1);
-                } else {
-                    // Tile kt + 1 has landed (the same count as step 4's ring), and every warp has
-                    // read its last fragments of stage kt, which the next iteration refills.
-                    wb::cp_async_wait<STAGES - 2>();
-                    __syncthreads();
-                    if (kt + 1 < g.k_tiles) {
-                        const int next = (kt + 1) % STAGES;
-                        load_fragments<Cfg>(frag[(s + 1) % 2], a_addr(next), b_addr(next), a_lane, b_lane, 0);
-                    }
-                }
-                mma_fragments<Cfg>(acc, frag[s % 2]);
-            }
-            // END SOLUTION
-        }
-        wb::cp_async_wait<0>();  // only empty groups are left; leave no copy in flight behind us
+        double_buffered_ring<STAGES, S::K_STEPS, Fragments16<Cfg>>(
+            g.k_tiles, Cfg::BK,
+            [&](int k0, int stage) {
+                copy_tiles_swizzled<Cfg, VEC>(src, k0, a_stage<Cfg>(smem, stage), b_stage<Cfg>(smem, stage));
+            },
+            [&](Fragments16<Cfg>& f, int stage, int s) {
+                load_fragments<Cfg>(f, a_addr(stage), b_addr(stage), a_lane, b_lane, s);
+            },
+            [&](const Fragments16<Cfg>& f) { mma_fragments<Cfg>(acc, f); });
 
         __syncthreads();  // the staging areas reuse the ring's memory
         epilogue_mma<Cfg>(g, t, warp_row, warp_col, acc, reinterpret_cast<float*>(smem_bytes) + warp * Cfg::WARP_STAGE);

@@ -487,8 +487,9 @@ TEST_CASE("06: best follows the waves and the copy path", "[06]") {
     CHECK(fp16(256, 256, 256) == "mma_64x128");
     // Element-wise path with 128 tiles of 64x128 for 132 SMs (1000x1013x4097): step 9's small tile.
     CHECK(fp16(1000, 1013, 4097) == "mma_64x128");
-    // TF32: step 8 on large shapes, the 64x64 tile where 128x128 leaves most SMs idle.
-    CHECK(tf32(4096, 4096, 4096) == "tf32_mma_sync");
+    // TF32: step 10 on large shapes of the 16-byte path, step 8 on the element-wise path (N = 7651),
+    // the 64x64 tile where 128x128 leaves most SMs idle.
+    CHECK(tf32(4096, 4096, 4096) == "tf32_pipelined");
     CHECK(tf32(1417, 7651, 8179) == "tf32_mma_sync");
     CHECK(tf32(256, 256, 256) == "mma_64x64");
     // Turing (sm_75, 64 KB per block): the 79.5 KB tile is never chosen; a GPU with no candidate
@@ -551,8 +552,13 @@ TEST_CASE("06: best's shortlist holds the winners the model alone missed", "[06]
         CHECK_FALSE(holds(list, "mma_ldmatrix"));
         CHECK_FALSE(holds(list, "mma_128x256_k64"));
     }
-    // TF32 on a large shape: step 8 alone, nothing to time.
-    CHECK(shortlist(kTf32Candidates, 4096, 4096, 4096, true, 90, 132, 227 * 1024).size() == 1);
+    // TF32 on a large shape: step 10 alone (step 8 is modelled more than the margin slower), nothing
+    // to time; on the element-wise path step 10 has no rate and step 8 leads.
+    const auto tf32_square = shortlist(kTf32Candidates, 4096, 4096, 4096, true, 90, 132, 227 * 1024);
+    CHECK(tf32_square.size() == 1);
+    CHECK(std::string(tf32_square.front()->name) == "tf32_pipelined");
+    CHECK(std::string(shortlist(kTf32Candidates, 4096, 4096, 4095, false, 90, 132, 227 * 1024).front()->name) ==
+          "tf32_mma_sync");
     // Every entry lies within the margin of the first, in the model's order.
     for (bool vec16 : {true, false})
         for (wb::Shape s : {wb::Shape{300, 5000, 700}, wb::Shape{2000, 2000, 2000}, wb::Shape{8000, 300, 4000}}) {

@@ -137,7 +137,8 @@ class TestLabMirrors:
         # kernels.cuh names the ladder's configurations by their ladder names, the others by their own
         lab_name = {"wmma_128x128_4warps": "h_128x128_w64x64_s3", "wmma_64x64": "h_64x64_w32x32_s3",
                     "mma_64x64": "m_64x64_w32x32_s3", "mma_ldmatrix": "hm_128x256_w64x64_s4",
-                    "mma_128x256_k64": "hm_128x256_w64x64_k64_s3", "mma_64x128": "hm_64x128_w32x64_s4"}
-        assert len(in_file) == 11, in_file
+                    "mma_128x256_k64": "hm_128x256_w64x64_k64_s3", "mma_64x128": "hm_64x128_w32x64_s4",
+                    "tf32_pipelined": "p_128x128_w64x64_k32_s2"}
+        assert len(in_file) == 12, in_file
         for name, rates in in_file.items():
             assert printed[lab_name.get(name, name)] == rates, name
