@@ -29,14 +29,18 @@
 //   step 7  fp8_e4m3           FP8 E4M3 A and B with per-tensor scales (m64n256k32, 32 values of k
 //                              per instruction); B is given as N x K, because FP8 wgmma reads both
 //                              operands K-major; step 4's pipeline with step 5's TMA-store epilogue
+//   step 8  pingpong           step 4 with a 128 x 128 tile per consumer warpgroup: the two take
+//                              turns on the tensor cores, so one's epilogue overlaps the other's
+//                              main loop (FP16 and BF16)
 //
 // The files, in reading order: hopper_ptx.cuh (each instruction, wrapped and explained),
 // tensor_maps.cuh (the host side of TMA and the padded copy), wgmma_pipeline.cuh (what every step
 // shares: the configuration, the ring of stages, one stage's copies and wgmmas, the epilogue), then
 // one file per step, each holding that step's configuration and kernel: step1_wgmma_64x128.cuh,
 // step2_wgmma_128x256.cuh, step3_warp_specialized.cuh, step4_persistent.cuh (also step 6's kernel),
-// step5_cluster_multicast.cuh, step7_fp8_e4m3.cuh. `diff stepN_*.cuh stepN+1_*.cuh` shows what step N + 1 adds. Last,
-// this file: the launchers and the ladder table.
+// step5_cluster_multicast.cuh, step7_fp8_e4m3.cuh, step8_pingpong.cuh. `diff stepN_*.cuh stepN+1_*.cuh`
+// shows what step N + 1 adds (step 8 is a diff against step 4). Last, this file: the launchers and the
+// ladder table.
 //
 // Any shape: TMA fills boxes that reach past the matrix with zeros, the epilogue guards the edges of
 // C, and a matrix TMA cannot describe (a row pitch or base address that is not a multiple of 16
@@ -57,13 +61,15 @@
 #include "step4_persistent.cuh"
 #include "step5_cluster_multicast.cuh"
 #include "step7_fp8_e4m3.cuh"
+#include "step8_pingpong.cuh"
 #include "tensor_maps.cuh"
 
 namespace ch09 {
 
 // The ladder's configurations are named in the step files: Wgmma64x128, Wgmma128x256,
-// WarpSpecialized128x256, Persistent128x256 (steps 4 and 6) and Cluster2Persistent128x256, each a
-// WgmmaTiling<T, BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT, CLUSTER, TMA_STORE>
+// WarpSpecialized128x256, Persistent128x256 (steps 4 and 6), Cluster2Persistent128x256 and
+// Pingpong128x128 (step 8), each a
+// WgmmaTiling<T, BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT, CLUSTER, TMA_STORE, PINGPONG>
 // (wgmma_pipeline.cuh). Shared memory per stage: (BM + BN) * 128 bytes, whatever the input type.
 
 constexpr int kBand = 8;  // tile rows per band of the tile order (wb::tile_of_block)
@@ -73,7 +79,7 @@ constexpr int kBand = 8;  // tile rows per band of the tile order (wb::tile_of_b
 // configurations: one consumer warpgroup runs step 1's kernel, more run step 2's. A persistent
 // configuration with a cluster or with the staged epilogue runs step 5's kernel (lab/step5_parts_09
 // uses both halves): with TMA_STORE false it keeps step 4's epilogue (p.c_tma is never set), with
-// CLUSTER = 1 each cluster is a single block.
+// CLUSTER = 1 each cluster is a single block. A PINGPONG configuration runs step 8's kernel.
 template <class Cfg>
 constexpr auto kernel_for() {
     if constexpr (!Cfg::PRODUCER) {
@@ -83,6 +89,8 @@ constexpr auto kernel_for() {
             return wgmma_128x256_kernel<Cfg>;
     } else if constexpr (!Cfg::PERSISTENT) {
         return warp_specialized_kernel<Cfg>;
+    } else if constexpr (Cfg::PINGPONG) {
+        return pingpong_kernel<Cfg>;
     } else if constexpr (Cfg::CLUSTER == 1 && !Cfg::TMA_STORE) {
         return persistent_kernel<Cfg>;
     } else {
@@ -231,6 +239,9 @@ std::vector<wb::Gemm16Variant<T>> hopper_ladder() {
         {"cluster_multicast", run_step<Cluster2Persistent128x256<T>>,
          "clusters of 2 blocks share each B box by TMA multicast; C leaves through shared memory by TMA stores",
          info<Cluster2Persistent128x256<T>>(), 90},
+        {"pingpong", run_step<Pingpong128x128<T>>,
+         "a 128 x 128 tile per consumer; consumers take turns on the tensor cores, one's stores under the other's math",
+         info<Pingpong128x128<T>>(), 90},
     };
 }
 

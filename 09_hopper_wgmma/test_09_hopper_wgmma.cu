@@ -42,6 +42,9 @@ std::vector<wb::test::GemmCase> hopper_cases() {
         {{1300, 1100, 300}, 0.75f, -0.5f, "11 tile rows: a cluster's second tile below C; beta via the staged epilogue"},
         {{520, 1028, 72}, 1.0f, 0.0f, "N % 4 == 0 but not a multiple of the tile: TMA stores clipped at the edge"},
         {{2048, 2048, 600}, 1.0f, 0.0f, "large: sample + cuBLAS check"},
+        {{1100, 900, 1000}, 1.0f, 0.0f, "pingpong: 72 tiles of 128 x 128, one per block: consumer 1 has none"},
+        {{2000, 1900, 333}, 0.5f, 1.0f, "pingpong: 240 tiles, one or two per block, beta != 0"},
+        {{4100, 4100, 136}, 1.0f, 0.0f, "pingpong: 33 x 33 tiles, 8 or 9 per block; 3 k-tiles a tile, 7 stages"},
     };
 }
 
@@ -137,6 +140,7 @@ TEST_CASE("09: the check catches planted bugs", "[gpu][09]") {
         wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
         CHECK(prob.verify(run_step<Persistent128x256<__half>>).pass);
         CHECK(prob.verify(run_step<Persistent128x256<float>>, wb::Precision::tf32).pass);
+        CHECK(prob.verify(run_step<Pingpong128x128<__half>>).pass);
         CHECK_FALSE(prob.verify(drops_last_k<float>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(drops_last_k<__half>).pass);
         CHECK_FALSE(prob.verify(shifted_rows<__half>).pass);
@@ -340,6 +344,21 @@ TEST_CASE("09: every step's shared memory and threads fit one H200 block", "[09]
     CHECK(Persistent128x256<float>::K_STEP == 8);
     CHECK(Persistent128x256<float>::B_K_MAJOR);
     CHECK_FALSE(Persistent128x256<__nv_bfloat16>::B_K_MAJOR);
+    // Step 8: each consumer owns a whole 128 x 128 tile (two 64-row wgmmas, still 128 accumulators
+    // per thread); a stage is read by one consumer, so its empty barrier counts 4 warps; the ring of
+    // 7 stages of 32 KB, the two turn barriers and the alignment still fit.
+    using Pp = Pingpong128x128<__half>;
+    CHECK(Pp::THREADS == 384);
+    CHECK(Pp::WG_ROWS == 128);
+    CHECK(Pp::WG_MMAS == 2);
+    CHECK(Pp::WG_MMAS * Pp::BN / 2 == 128);
+    CHECK(Pp::STAGE_READERS == 1);
+    CHECK(Pp::STAGE_BYTES == 32 * 1024);
+    CHECK(Pp::SMEM_BYTES == 7 * 256 * 128 + (2 * 7 + 2) * 8 + 1024);
+    CHECK(Pp::SMEM_BYTES <= 227 * 1024);
+    CHECK(Pp::SMEM_BYTES + Pp::STAGE_BYTES > 227 * 1024);  // an eighth stage would not fit
+    CHECK(Pingpong128x128<__nv_bfloat16>::SMEM_BYTES == Pp::SMEM_BYTES);
+    CHECK(Persistent128x256<__half>::STAGE_READERS == 2);  // steps 1-7: every consumer reads every stage
     // Registers after setmaxnreg: 128 * 40 (producer) + 256 * 232 (consumers) within the SM's 64 K.
     CHECK(128 * 40 + 2 * 128 * 232 <= 65536);
     // FP8: 128 values of k per stage (still 128 bytes), 32 per wgmma, B read K-major like TF32's.

@@ -9,7 +9,7 @@
 //   StageRing            where stage s's A tile, B tile and two barriers live in shared memory
 //   load_stage           the copying thread's work for one k-tile: announce the bytes, start the copies
 //   mma_stage            a consumer warpgroup's wgmmas for one k-tile: BK / K_STEP per 64 rows
-//   mma_stage_overlapped steps 3-5: mma_stage as one group, left running while the previous one ends
+//   mma_stage_overlapped steps 3-5, 8: mma_stage as one group, left running while the previous one ends
 //   store_tile           the epilogue: accumulators to C with alpha and beta, guarded at the edges
 #pragma once
 
@@ -28,16 +28,19 @@ namespace ch09 {
 //           of the 128-byte swizzle
 // STAGES    slots in the ring: how many k-tiles the copies may run ahead of the math
 // CONSUMERS warpgroups doing math; each owns BM / CONSUMERS rows of the tile (a multiple of 64,
-//           the m of one wgmma)
+//           the m of one wgmma), or, with PINGPONG, all BM rows of tiles of its own
 // The rest describes the block for the launcher and the budgets (threads, grid, shared memory);
 // kernels.cuh picks the step whose kernel has these roles, and each kernel checks them:
-// PRODUCER  one more warpgroup that only copies (steps 3-5); without it thread 0 issues the copies
+// PRODUCER  one more warpgroup that only copies (steps 3-5, 8); without it thread 0 issues the copies
 //           between its own wgmmas (steps 1-2)
-// PERSISTENT the grid is one block per SM, each looping over tiles (steps 4-5)
+// PERSISTENT the grid is one block per SM, each looping over tiles (steps 4-5, 8)
 // CLUSTER   blocks per cluster (step 5: 2); they share B's copies by TMA multicast
 // TMA_STORE shared memory is reserved for step 5's epilogue, which writes C by TMA stores
+// PINGPONG  step 8: each consumer owns a whole BM x BN tile of its own (not BM / CONSUMERS rows of a
+//           shared one), so a stage is read by one consumer only, and two more mbarriers pass the
+//           turn on the tensor cores between the consumers
 template <class T_, int BM_, int BN_, int STAGES_, int CONSUMERS_, bool PRODUCER_, bool PERSISTENT_, int CLUSTER_ = 1,
-          bool TMA_STORE_ = false>
+          bool TMA_STORE_ = false, bool PINGPONG_ = false>
 struct WgmmaTiling {
     using T = T_;
     static constexpr int ELEM = sizeof(T);  // bytes of one input element
@@ -47,10 +50,11 @@ struct WgmmaTiling {
     // no transpose, so it gets a transposed copy, N x K ("K-major", like A). FP8 has no transpose
     // either, and its B arrives as N x K already (step 6).
     static constexpr bool B_K_MAJOR = std::is_same_v<T, float> || ELEM == 1;
-    static constexpr bool PRODUCER = PRODUCER_, PERSISTENT = PERSISTENT_, TMA_STORE = TMA_STORE_;
+    static constexpr bool PRODUCER = PRODUCER_, PERSISTENT = PERSISTENT_, TMA_STORE = TMA_STORE_, PINGPONG = PINGPONG_;
     static constexpr int CLUSTER = CLUSTER_;
-    static constexpr int WG_ROWS = BM / CONSUMERS;  // rows of C per consumer warpgroup
-    static constexpr int WG_MMAS = WG_ROWS / 64;    // 64-row wgmmas per consumer and k-step
+    static constexpr int WG_ROWS = PINGPONG ? BM : BM / CONSUMERS;  // rows of C per consumer warpgroup
+    static constexpr int STAGE_READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups that read each stage
+    static constexpr int WG_MMAS = WG_ROWS / 64;                    // 64-row wgmmas per consumer and k-step
     static constexpr int THREADS = 128 * (CONSUMERS + (PRODUCER ? 1 : 0));
     static constexpr int A_BYTES = BM * BK * ELEM;
     static constexpr int B_BYTES = BN * BK * ELEM;
@@ -61,10 +65,11 @@ struct WgmmaTiling {
     // buffers per consumer so that filling one overlaps the store of the other.
     static constexpr int C_CHUNK_COLS = 32, C_CHUNK_BYTES = 64 * C_CHUNK_COLS * 4;
     static constexpr int EPI_BYTES = TMA_STORE ? CONSUMERS * 2 * C_CHUNK_BYTES : 0;
-    // The stages, the epilogue's buffers, the barriers (two 8-byte mbarriers per stage), and 1 KB
-    // to align the start: the 128-byte swizzle repeats every 1024 bytes and a descriptor assumes
-    // tiles start on it.
-    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + EPI_BYTES + STAGES * 16 + 1024;
+    // The stages, the epilogue's buffers, the barriers (two 8-byte mbarriers per stage, and
+    // PINGPONG's two turns), and 1 KB to align the start: the 128-byte swizzle repeats every 1024
+    // bytes and a descriptor assumes tiles start on it.
+    static constexpr int TURNS = PINGPONG ? 2 : 0;
+    static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + EPI_BYTES + (2 * STAGES + TURNS) * 8 + 1024;
 
     static_assert(WG_ROWS % 64 == 0, "each consumer warpgroup must own whole 64-row wgmmas");
     static_assert(BN == 128 || BN == 256, "one wgmma covers the tile's width: n = 128 or 256");
@@ -76,6 +81,8 @@ struct WgmmaTiling {
     static_assert(CLUSTER == 1 || (!B_K_MAJOR && (BN / 64) % CLUSTER == 0),
                   "multicast splits B's 64-column boxes evenly over the cluster");
     static_assert(!TMA_STORE || (PRODUCER && WG_MMAS == 1), "the staged epilogue stores one 64-row slice per consumer");
+    static_assert(!PINGPONG || (PRODUCER && PERSISTENT && CONSUMERS == 2 && CLUSTER == 1 && !TMA_STORE),
+                  "ping-pong: two consumer warpgroups of one persistent block take turns, each on tiles of its own");
 };
 
 // What the kernels receive: the two tensor maps (made on the host, see tensor_maps.cuh) and the
@@ -111,13 +118,20 @@ struct StageRing {
         return reinterpret_cast<uint64_t*>(base + Cfg::STAGES * Cfg::STAGE_BYTES + Cfg::EPI_BYTES) + s;
     }
     __device__ uint64_t* empty(int s) const { return full(Cfg::STAGES) + s; }
+    // Step 8 (PINGPONG): turn[c] completes a phase each time consumer c may start its next tile.
+    __device__ uint64_t* turn(int c) const { return empty(Cfg::STAGES) + c; }
 
     // Thread 0, before anyone else touches the ring. full: one arrival (the producer's
-    // expect_tx) plus the bytes; empty: one arrival per consumer warp of the cluster.
+    // expect_tx) plus the bytes; empty: one arrival per warp that reads the stage, in every block
+    // of the cluster (step 8: the warps of the one consumer whose tile the stage belongs to).
     __device__ void init() const {
         for (int s = 0; s < Cfg::STAGES; ++s) {
             mbar_init(full(s), 1);
-            mbar_init(empty(s), Cfg::CONSUMERS * 4 * Cfg::CLUSTER);
+            mbar_init(empty(s), Cfg::STAGE_READERS * 4 * Cfg::CLUSTER);
+        }
+        if constexpr (Cfg::PINGPONG) {  // a turn is passed by each of the 4 warps of the other consumer
+            mbar_init(turn(0), 4);
+            mbar_init(turn(1), 4);
         }
         fence_barrier_init();
     }
@@ -165,7 +179,7 @@ __device__ __forceinline__ void mma_stage(float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2
     // END SOLUTION
 }
 
-// Steps 3-5: a consumer warpgroup's math on stage s, overlapped with what comes next. Stage s's
+// Steps 3-5 and 8: a consumer warpgroup's math on stage s, overlapped with what comes next. Stage s's
 // wgmmas are issued as one group, then the warps wait until only that group still runs (wait_group
 // 1): the group before it, which read the previous k-tile's slot, is done, so that slot may be
 // released while this one computes. (Steps 1-2 wait for all, wait_group 0, and stall the tensor
