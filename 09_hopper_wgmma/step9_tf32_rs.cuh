@@ -52,7 +52,7 @@ __host__ __device__ constexpr uint32_t swizzle128_offset(int row, int col) {
 }
 
 // Which column of the tile (0..BN-1) row i = 16 warp + 8 half + group of consumer `consumer`'s wgmma
-// rows stands for. wgmma's m is a sum over nothing: any order of the tile's columns gives the same
+// rows stands for. Nothing is summed along wgmma's m: any order of the tile's columns gives the same
 // product, as long as the epilogue uses the same order. This one keeps the fragment loads free of
 // bank conflicts: in one load the warp reads k = t (+ 4) for lanes 4g + t, whose rows' swizzle
 // flips chunk bits 0-1 (and 2), so the lanes' columns must differ in chunk bit 2 and in col % 4
@@ -110,6 +110,8 @@ __device__ __forceinline__ void fence_fragments(RsFragments& f) {
 // 8 jj + 2 t and + 1 (acc[4 jj + 2 h] and acc[4 jj + 2 h + 1], wgmma's accumulator layout). In rounds
 // of 32 rows, each warp pair writes its 32-column box (swizzled as TMA reads it) into one of two
 // alternating buffers, then one thread stores both boxes with TMA, which clips what lies outside C.
+// (These shared-memory writes meet 2-way bank conflicts: the column order suits the fragment loads,
+// which run on every k-tile, not these, which run once per tile.)
 // Where TMA cannot write C (p.c_tma false) each value goes straight to C, guarded.
 __device__ __forceinline__ void store_tile_transposed(const float (&acc)[128], const WgmmaParams& p,
                                                       const StageRing<Tf32RsTiling>& ring, int consumer, int m0,
