@@ -208,6 +208,13 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[ROWS][N]) {
         for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[r][i])::"memory");
 }
 
+// The same for one 64 x N accumulator held as a plain array (step 9).
+template <int N>
+__device__ __forceinline__ void fence_accumulators(float (&d)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
 // ---- setmaxnreg: moving registers between warpgroups ----------------------------------------------
 // Registers are allocated per warp at launch, the same for every warp. A producer warpgroup that
 // only issues TMA copies needs few; consumers holding a 64 x 256 accumulator need many. These hand
@@ -328,6 +335,23 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t d
         "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " WB_WGMMA_REGS_128 ", %128, %129, p, 1, 1;\n}\n"
         : WB_WGMMA_ACC_128(d)
         : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+// TF32 with A in registers (step 9): the 64 x 8 A operand is not read from shared memory but from
+// the warpgroup's registers, four .b32 per thread (PTX ISA, "Register Fragments", wgmma m64nNk8:
+// warp w of the warpgroup holds rows 16w..16w+15; lane 4g + t holds a0 = (16w + g, t),
+// a1 = (16w + g + 8, t), a2 = (16w + g, t + 4), a3 = (16w + g + 8, t + 4)). Registers have no
+// "major", which is why step 9 can use it for B without transposing B. The registers hold FP32
+// bits; the tensor core uses their top 19 bits as TF32, as it does with the shared-memory operand.
+// They must not change until the wgmma that reads them has completed (wgmma.wait_group).
+__device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], const uint32_t (&a)[4], uint64_t desc_b,
+                                                        int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 " WB_WGMMA_REGS_128
+        ", {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+        : WB_WGMMA_ACC_128(d)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
 }
 
 // FP8 E4M3 (step 6): 1-byte inputs, k = 32 per instruction (still 32 bytes of k, like the others).

@@ -32,15 +32,18 @@
 //   step 8  pingpong           step 4 with a 128 x 128 tile per consumer warpgroup: the two take
 //                              turns on the tensor cores, so one's epilogue overlaps the other's
 //                              main loop (FP16 and BF16)
+//   step 9  tf32_rs            TF32 without B's transposed copy: the transposed product C^T = B^T A^T,
+//                              wgmma's A (= B^T) loaded into registers from B's tile as TMA copies
+//                              it, A's tile as wgmma's K-major B; the epilogue transposes back
 //
 // The files, in reading order: hopper_ptx.cuh (each instruction, wrapped and explained),
 // tensor_maps.cuh (the host side of TMA and the padded copy), wgmma_pipeline.cuh (what every step
 // shares: the configuration, the ring of stages, one stage's copies and wgmmas, the epilogue), then
 // one file per step, each holding that step's configuration and kernel: step1_wgmma_64x128.cuh,
 // step2_wgmma_128x256.cuh, step3_warp_specialized.cuh, step4_persistent.cuh (also step 6's kernel),
-// step5_cluster_multicast.cuh, step7_fp8_e4m3.cuh, step8_pingpong.cuh. `diff stepN_*.cuh stepN+1_*.cuh`
-// shows what step N + 1 adds (step 8 is a diff against step 4). Last, this file: the launchers and the
-// ladder table.
+// step5_cluster_multicast.cuh, step7_fp8_e4m3.cuh, step8_pingpong.cuh, step9_tf32_rs.cuh.
+// `diff stepN_*.cuh stepN+1_*.cuh` shows what step N + 1 adds (step 8 is a diff against step 4, step 9
+// against step 6's kernel, step 4's). Last, this file: the launchers and the ladder table.
 //
 // Any shape: TMA fills boxes that reach past the matrix with zeros, the epilogue guards the edges of
 // C, and a matrix TMA cannot describe (a row pitch or base address that is not a multiple of 16
@@ -62,6 +65,7 @@
 #include "step5_cluster_multicast.cuh"
 #include "step7_fp8_e4m3.cuh"
 #include "step8_pingpong.cuh"
+#include "step9_tf32_rs.cuh"
 #include "tensor_maps.cuh"
 
 namespace ch09 {
@@ -219,6 +223,39 @@ void run_fp8(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand 
     wb::launch_tiled<fp8_persistent_kernel<Cfg>, Cfg::THREADS, Cfg::SMEM_BYTES>(p, grid, stream);
 }
 
+// Step 9's launcher (TF32, A in registers): B is read as it is, K x N, by boxes of BK rows x 32
+// columns; A by boxes of BM rows x BK k, as every step reads it. Neither is transposed; either is
+// padded where TMA cannot read it. C gets its own map, boxes of 32 x 32 (the transposing epilogue's).
+inline void run_tf32_rs(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                        cudaStream_t stream) {
+    using Cfg = Tf32RsTiling;
+    const bool pad_a = !tma_can_read(A, size_t(K)), pad_b = !tma_can_read(B, size_t(N));
+    const size_t a_elems = pad_a ? size_t(M) * padded_pitch<float>(K) : 0;
+    const size_t b_elems = pad_b ? size_t(K) * padded_pitch<float>(N) : 0;
+    float* scratch = (pad_a || pad_b) ? static_cast<float*>(pad_workspace((a_elems + b_elems) * sizeof(float) + 16))
+                                      : nullptr;
+    const TmaOperand<float> a = tma_operand(A, M, K, scratch, stream);
+    const TmaOperand<float> b = tma_operand(B, K, N, scratch + a_elems, stream);
+
+    WgmmaParams p;
+    p.map_a = make_tile_map(a.base, M, K, a.pitch, Cfg::BM, Cfg::BK);
+    p.map_b = make_tile_map(b.base, K, N, b.pitch, Cfg::BK, Cfg::B_BOX_COLS);
+    p.M = M;
+    p.N = N;
+    p.K = K;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.C = C;
+    p.group_rows = kBand;
+    p.c_pairs = false;  // the epilogue writes single floats: its neighbours are rows of C, not columns
+    p.c_tma = tma_can_read(C, size_t(N));
+    if (p.c_tma) p.map_c = make_tile_map(C, M, N, N, Cfg::C_BOX_ROWS, Cfg::C_BOX_COLS);
+
+    const int tiles = wb::ceil_div(M, Cfg::BM) * wb::ceil_div(N, Cfg::BN);
+    const dim3 grid(std::min(tiles, wb::current_device().sms));  // persistent: one block per SM at most
+    wb::launch_tiled<tf32_rs_kernel<Cfg>, Cfg::THREADS, Cfg::SMEM_BYTES>(p, grid, stream);
+}
+
 // ---- The ladder ---------------------------------------------------------------------------------------
 // Every row needs compute capability 9.0 exactly (sm_90a code runs on no other GPU); the program
 // checks that before it starts (09_hopper_wgmma.cu).
@@ -249,11 +286,16 @@ inline const std::vector<wb::HgemmVariant> kHgemmVariants = hopper_ladder<__half
 inline const std::vector<wb::BgemmVariant> kBgemmVariants = hopper_ladder<__nv_bfloat16>();
 
 // Step 6: TF32 through wgmma (k = 8) on FP32 inputs, the persistent pipeline of step 4; B reaches
-// it transposed (a copy inside the timed call: TF32 wgmma has no transposed B).
+// it transposed (a copy inside the timed call: TF32 wgmma has no transposed B). Step 9: the same
+// pipeline on the transposed product, B read as it is.
 inline const std::vector<wb::SgemmVariant> kTf32Variants = {
     {"tf32_persistent", run_step<Persistent128x256<float>>,
      "step 4's pipeline on FP32 inputs read as TF32 (m64n256k8), B transposed first", wb::Precision::tf32,
      info<Persistent128x256<float>>(), 90},
+    {"tf32_rs", run_tf32_rs,
+     "C^T = B^T A^T: wgmma's A loaded into registers from B as it is (no transposed copy), A's tile as wgmma's B",
+     wb::Precision::tf32, {(const void*)tf32_rs_kernel<Tf32RsTiling>, Tf32RsTiling::THREADS, Tf32RsTiling::SMEM_BYTES},
+     90},
 };
 
 // Step 7: FP8 E4M3 inputs with per-tensor scales (m64n256k32), B given as N x K, step 4's

@@ -59,6 +59,12 @@ void shifted_rows(int M, int N, int K, float alpha, const T* A, const T* B, floa
     run_step<Wgmma64x128<T>>(M - 1, N, K, alpha, A + K, B, beta, C, st);
 }
 
+// Step 9 with K cut short by one k-step (8 values of k).
+void rs_drops_last_k(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                     cudaStream_t st) {
+    run_tf32_rs(M, N, K > 8 ? K - 8 : K, alpha, A, B, beta, C, st);
+}
+
 // Step 7 with K cut short by one wgmma (32 values of k), and with the scales left out.
 void fp8_drops_last_k(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand Bt, float beta, float* C,
                       cudaStream_t st) {
@@ -133,6 +139,40 @@ TEST_CASE("09: misaligned pointers go through the padded copy and stay right", "
     }
 }
 
+TEST_CASE("09: TF32 steps read A and B from any address and write C at any address", "[gpu][09]") {
+    REQUIRE_HOPPER();
+    // A, B and C one float past an aligned start: both padded copies, and C neither 8- nor
+    // 16-byte aligned (step 9's epilogue then stores without TMA). N % 4 != 0 as well.
+    for (wb::Shape s : {wb::Shape{100, 136, 72}, wb::Shape{300, 517, 45}}) {
+        INFO("shape " << wb::to_string(s));
+        std::vector<float> A(size_t(s.m) * s.k), B(size_t(s.k) * s.n);
+        wb::fill_random(A.data(), A.size(), 7, 1);
+        wb::fill_random(B.data(), B.size(), 7, 2);
+        wb::round_to(wb::Precision::tf32, A);
+        wb::round_to(wb::Precision::tf32, B);
+        wb::DeviceBuffer<float> dA(A.size() + 4), dB(B.size() + 4), dC(size_t(s.m) * s.n + 4);
+        WB_CUDA_CHECK(cudaMemcpy(dA.get() + 1, A.data(), A.size() * 4, cudaMemcpyHostToDevice));
+        WB_CUDA_CHECK(cudaMemcpy(dB.get() + 1, B.data(), B.size() * 4, cudaMemcpyHostToDevice));
+        wb::GemmView g;
+        g.s = s;
+        g.A = A.data();
+        g.B = B.data();
+        std::vector<double> value, scale;
+        wb::reference_full(g, value, scale);
+        for (const wb::SgemmVariant& v : kTf32Variants) {
+            INFO("variant " << v.name);
+            WB_CUDA_CHECK(cudaMemset(dC.get(), 0xFF, dC.size() * sizeof(float)));
+            v.run(s.m, s.n, s.k, 1.0f, dA.get() + 1, dB.get() + 1, 0.0f, dC.get() + 1, 0);
+            WB_CUDA_CHECK(cudaDeviceSynchronize());
+            const std::vector<float> out = dC.download();
+            const wb::CheckResult r = wb::check_full(out.data() + 1, s.m, s.n, value, scale,
+                                                     wb::tolerance_for(wb::Precision::tf32, s.k));
+            INFO(r.describe());
+            CHECK(r.pass);
+        }
+    }
+}
+
 TEST_CASE("09: the check catches planted bugs", "[gpu][09]") {
     REQUIRE_HOPPER();
     for (wb::Shape s : {wb::Shape{300, 520, 200}, wb::Shape{2048, 2048, 600}}) {
@@ -142,6 +182,8 @@ TEST_CASE("09: the check catches planted bugs", "[gpu][09]") {
         CHECK(prob.verify(run_step<Persistent128x256<float>>, wb::Precision::tf32).pass);
         CHECK(prob.verify(run_step<Pingpong128x128<__half>>).pass);
         CHECK_FALSE(prob.verify(drops_last_k<float>, wb::Precision::tf32).pass);
+        CHECK(prob.verify(run_tf32_rs, wb::Precision::tf32).pass);
+        CHECK_FALSE(prob.verify(rs_drops_last_k, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(drops_last_k<__half>).pass);
         CHECK_FALSE(prob.verify(shifted_rows<__half>).pass);
         CHECK_FALSE(prob.verify(drops_last_k<__nv_bfloat16>).pass);
@@ -374,4 +416,94 @@ TEST_CASE("09: every step's shared memory and threads fit one H200 block", "[09]
         CHECK(std::string(kHgemmVariants[i].name) == kBgemmVariants[i].name);
         CHECK(kHgemmVariants[i].min_cc == 90);
     }
+}
+
+TEST_CASE("09: step 9's A fragments: each element once, from its swizzled address, without bank conflicts", "[09]") {
+    using Cfg = Tf32RsTiling;
+    // TMA's 128-byte swizzle read backwards: the (k, column) of B's tile that a byte offset holds.
+    // B's tile is BN / 32 boxes of BK rows x 32 floats, side by side; in each 1024-byte atom the
+    // 16-byte chunk c of row r is stored at chunk c ^ (r % 8).
+    auto decode = [](uint32_t off, int& k, int& col) {
+        const int box = int(off) / Cfg::B_BOX_BYTES, in_box = int(off) % Cfg::B_BOX_BYTES;
+        k = in_box / 128;
+        const int chunk = ((in_box % 128) / 16) ^ (k % 8);
+        col = box * Cfg::B_BOX_COLS + chunk * 4 + (in_box % 16) / 4;
+    };
+    // The column of the tile that wgmma row i of a consumer stands for: a bijection onto the
+    // consumer's 64 columns, each warp pair inside one 32-column box of C (the epilogue's).
+    auto column_of_row = [](int c, int i) { return rs_tile_column(c, i / 16, (i / 8) % 2, i % 8); };
+    std::vector<int> owner(Cfg::BN, -1);
+    for (int c = 0; c < Cfg::CONSUMERS; ++c)
+        for (int i = 0; i < 64; ++i) {
+            const int col = column_of_row(c, i);
+            REQUIRE(col >= 0);
+            REQUIRE(col < Cfg::BN);
+            CHECK(owner[col] == -1);
+            owner[col] = 64 * c + i;
+            CHECK(col / 64 == c);
+            CHECK(col % 64 / 32 == i / 16 / 2);
+        }
+    // The PTX ISA's m64nNk8 register fragment of A: lane 4g + t of warp w holds a_v at row
+    // 16w + g + 8 (v % 2), k = t + 4 (v / 2).
+    int checked = 0;
+    for (int c = 0; c < Cfg::CONSUMERS; ++c)
+        for (int kk = 0; kk < Cfg::BK / Cfg::K_STEP; ++kk) {
+            std::vector<int> seen(64 * 8, 0);
+            for (int w = 0; w < 4; ++w)
+                for (int v = 0; v < 4; ++v) {
+                    std::vector<int> bank_users(32, 0);
+                    for (int lane = 0; lane < 32; ++lane) {
+                        const int i = 16 * w + lane / 4 + 8 * (v % 2), k = lane % 4 + 4 * (v / 2);
+                        const uint32_t off = rs_fragment_offset(c, w, lane, kk, v);
+                        INFO("consumer " << c << " k-step " << kk << " warp " << w << " lane " << lane << " a" << v);
+                        REQUIRE(off % 4 == 0);
+                        REQUIRE(off < uint32_t(Cfg::B_BYTES));
+                        int kd = -1, col = -1;
+                        decode(off, kd, col);
+                        CHECK(kd == Cfg::K_STEP * kk + k);
+                        CHECK(col == column_of_row(c, i));
+                        // The kernel computes k-step 0's offsets once and adds 1024 bytes per k-step.
+                        CHECK(off == rs_fragment_offset(c, w, lane, 0, v) + uint32_t(kk * Cfg::K_STEP * 128));
+                        ++seen[i * 8 + k];
+                        ++bank_users[(off / 4) % 32];
+                        ++checked;
+                    }
+                    for (int b = 0; b < 32; ++b) CHECK(bank_users[b] == 1);  // one load, one wavefront
+                }
+            for (int n : seen) CHECK(n == 1);
+        }
+    CHECK(checked == Cfg::CONSUMERS * 4 * 4 * 4 * 32);
+}
+
+TEST_CASE("09: step 9's epilogue fills each 32 x 32 box of C exactly once per round", "[09]") {
+    using Cfg = Tf32RsTiling;
+    // A warp pair writes one box per round: lane 4g + t of warp w, half h, slice jj, element e puts
+    // row 8 jj + 2t + e, column rs_tile_column(...) % 32 at swizzle128_offset(row, column).
+    for (int c = 0; c < Cfg::CONSUMERS; ++c)
+        for (int pair = 0; pair < 2; ++pair) {
+            std::vector<int> seen(Cfg::C_BOX_ROWS * Cfg::C_BOX_COLS, 0);
+            for (int w = 2 * pair; w < 2 * pair + 2; ++w)
+                for (int lane = 0; lane < 32; ++lane)
+                    for (int jj = 0; jj < Cfg::C_BOX_ROWS / 8; ++jj)
+                        for (int h = 0; h < 2; ++h)
+                            for (int e = 0; e < 2; ++e) {
+                                const int r = 8 * jj + 2 * (lane % 4) + e;
+                                const int x = rs_tile_column(c, w, h, lane / 4) % Cfg::C_BOX_COLS;
+                                const uint32_t off = swizzle128_offset(r, x);
+                                REQUIRE(off < uint32_t(Cfg::C_BOX_BYTES));
+                                CHECK(off / 128 == uint32_t(r));  // the swizzle moves 16-byte chunks within a row
+                                ++seen[off / 4];
+                            }
+            for (int n : seen) CHECK(n == 1);
+        }
+    // The configuration: 48 KB per stage, 4 stages, the epilogue's 32 KB, within one H200 block.
+    CHECK(Cfg::STAGE_BYTES == 48 * 1024);
+    CHECK(Cfg::SMEM_BYTES == 4 * 48 * 1024 + 32 * 1024 + 64 + 1024);
+    CHECK(Cfg::SMEM_BYTES <= 227 * 1024);
+    CHECK(Cfg::THREADS == 384);
+    REQUIRE(kTf32Variants.size() >= 2);
+    CHECK(std::string(kTf32Variants[0].name) == "tf32_persistent");
+    CHECK(std::string(kTf32Variants[1].name) == "tf32_rs");
+    CHECK(kTf32Variants[1].precision == wb::Precision::tf32);
+    CHECK(kTf32Variants[1].min_cc == 90);
 }
