@@ -25,6 +25,9 @@ struct Tf32RsTiling {
     using T = float;
     static constexpr int BM = 256, BN = 128, BK = 32, K_STEP = 8;  // K_STEP: the k of one .tf32 wgmma
     static constexpr int STAGES = 4, CONSUMERS = 2, CLUSTER = 1;
+    // What StageRing asks of a configuration: both consumers read every stage; no turn barriers.
+    static constexpr int STAGE_READERS = CONSUMERS;
+    static constexpr bool PINGPONG = false;
     static constexpr int THREADS = 128 * (CONSUMERS + 1);  // a producer warpgroup and the consumers
     static constexpr int A_BYTES = BM * BK * 4;
     static constexpr int B_BOX_COLS = 32, B_BOX_BYTES = BK * B_BOX_COLS * 4;
