@@ -122,6 +122,7 @@ __device__ __forceinline__ void store_tile_transposed(const float (&acc)[128], c
     using Cfg = Tf32RsTiling;
     const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32, group = lane / 4, t = lane % 4;
     if (!p.c_tma) {
+        // BEGIN SOLUTION: each value to C[row][col], row 8 jj + 2 t + e, col rs_tile_column; wb::store_c
 #pragma unroll
         for (int jj = 0; jj < Cfg::BM / 8; ++jj)
 #pragma unroll
@@ -134,6 +135,7 @@ __device__ __forceinline__ void store_tile_transposed(const float (&acc)[128], c
                         wb::store_c(p.C + size_t(row) * p.N + col, acc[4 * jj + 2 * h + e], p.alpha, p.beta);
                 }
             }
+        // END SOLUTION
         return;
     }
     const int barrier_id = 1 + consumer;         // named barrier of this warpgroup (0 is __syncthreads)
@@ -229,10 +231,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) tf32_rs_kernel(const __grid_c
             load_fragments(f, ring.b(s), base);
             fence_accumulators(acc);
             wgmma_fence();  // the fragments and accumulators written by ordinary code, before the wgmmas
+            // BEGIN SOLUTION: per k-step: A descriptor 32 bytes further along; one register-A wgmma
             const uint32_t a_tile = smem_u32(ring.a(s));
 #pragma unroll
             for (int kk = 0; kk < Cfg::BK / Cfg::K_STEP; ++kk)
                 wgmma_m64n256k8_tf32_rs(acc, f[kk], make_smem_desc(a_tile + kk * 32, 16, 1024), 1);
+            // END SOLUTION
             wgmma_commit();
             wgmma_wait<1>();  // the previous k-tile's group is done: its slot and `in_flight` are free
             fence_accumulators(acc);
