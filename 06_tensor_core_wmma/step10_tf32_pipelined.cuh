@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) tf32_pipelined(
                 copy_tiles_async<Cfg, VEC>(src, ahead * Cfg::BK, a_stage<Cfg>(smem, s), b_stage<Cfg>(smem, s));
             }
             wb::cp_async_commit();
-            // BEGIN SOLUTION: per k-step: load (and round) the next fragments, the barrier before the last; then mma
+            // BEGIN SOLUTION: per k-step: load the next fragments (barrier before the last), then mma
             const int stage = kt % STAGES;
 #pragma unroll
             for (int s = 0; s < K_STEPS; ++s) {
