@@ -55,7 +55,8 @@ report: ; @bash tools/report.sh
 
 ## make measure-08 OUT=dir   chapter 08's parts (CSV files, run.log, pictures, tables.md; MEASURE_ARGS=...)
 ## make timeline-08 OUT=dir  its streams part, under Nsight Systems where installed
-OUT ?= results/08
+# Set on the command line (OUT=dir); a variable OUT in the environment (a common name) is not taken.
+OUT = results/08
 E2E = ./$(call ch,08)/$(call ch,08)
 NSYS_RUN = $(NSYS_PATH) profile --trace=cuda,cublas --force-overwrite true --output $(OUT)/timeline_nsys
 measure-08 timeline-08: 08 | $(OUT)
