@@ -231,7 +231,7 @@ std::string usage(const std::string& prog, const std::vector<ExtraOption>& extra
         << "  --seed S                 seed of the random input data (default " << defaults.seed << ")\n"
         << "  --no-check               skip verification (it is on by default)\n"
         << "  --csv FILE               append one CSV row per measurement\n"
-        << "  --energy                 also measure the energy per call (NVML; >= 200 ms of calls each)\n";
+        << "  --energy                 also measure the energy per call (NVML; over half a second of calls each)\n";
     for (const ExtraOption& x : extras)
     {
         std::string left = std::string("  --") + x.name;

@@ -7,8 +7,9 @@
 #                       (python3 -m wb fill puts it under the tables of the notes)
 #   env.json, env.txt   the device facts and measured ceilings (00_env_check --json)
 #   bench.log           everything the programs printed
-# and ends with the A/A check (cuBLAS timed against itself: how much this run's ratios can be
-# trusted) and the summary: the best variant of each chapter at each shape, as % of cuBLAS.
+# and ends with the A/A checks (cuBLAS timed, and its energy measured, against itself: how much
+# this run's ratios and GFLOP/J can be trusted) and the summary: the best variant of each chapter
+# at each shape, as % of cuBLAS.
 #
 #   bash tools/bench.sh              run it (make bench)
 #   bash tools/bench.sh --dry-run    print the plan (chapters, shapes, estimated longest launch)
@@ -257,7 +258,15 @@ if [ -f "$csv" ] && [ -n "${RAN[$(ls -d 07_*/ 2>/dev/null | head -1 | tr -d /)]:
       else printf "bench: A/A check: TOO NOISY, %d of %d rows of cuBLAS timed against itself are more than %s%% from 100%%:%s\n", bad, n, tol, rows
     }' "$csv" | tee -a "$log"
 fi
+# The energy A/A check: the same rows (and `lt_fp8_e4m3`) against their baseline rows' GFLOP per
+# joule. The energy meter's noise is its own (a counter the driver refreshes now and then, not
+# CUDA events), so it gets its own band: ENERGY_AA_TOLERANCE_PCT (python3 -m wb energy-aa --help).
+ENERGY_AA_TOLERANCE_PCT=5
 if command -v python3 >/dev/null 2>&1; then
+  if [ -f "$csv" ] && [ -n "${RAN[$(ls -d 07_*/ 2>/dev/null | head -1 | tr -d /)]:-}" ]; then
+    PYTHONPATH="$PWD/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m wb energy-aa --tolerance "$ENERGY_AA_TOLERANCE_PCT" \
+      "$csv" | tee -a "$log"
+  fi
   PYTHONPATH="$PWD/tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m wb bench-summary "$csv" || status=1
 else
   echo "bench: python3 not found: no summary table (install python3)"

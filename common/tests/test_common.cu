@@ -94,7 +94,7 @@ TEST_CASE("the parser accepts the documented options", "[options]") {
 
     Options one;
     REQUIRE(parse({"--m", "5", "--n", "7", "--k", "3"}, one, err));
-    CHECK_FALSE(one.energy);  // off unless asked: it adds >= 200 ms of calls per measurement
+    CHECK_FALSE(one.energy);  // off unless asked: it keeps the GPU busy for over half a second per measurement
     REQUIRE(one.shapes.size() == 1);
     CHECK(one.shapes[0].m == 5);
     CHECK(one.shapes[0].n == 7);
@@ -721,6 +721,110 @@ TEST_CASE("--csv must be writable when the options are parsed", "[options][csv]"
     const std::string bad = dir / "no/x.csv";
     CHECK(parse({"--help", "--csv", bad.c_str()}, help, err));
     CHECK(help.help);
+}
+
+namespace {
+// A made-up energy counter like the driver's: a board drawing `watts` whose total (millijoules,
+// from `start_mj`) is brought up to date only at the refreshes phase_s + k * period_s, and read
+// between refreshes shows the total at the latest one.
+struct FakeCounter {
+    double watts, period_s, phase_s;
+    unsigned long long start_mj = 987654321;
+    unsigned long long at(double seconds) const {
+        const double refreshed = phase_s + period_s * std::floor((seconds - phase_s) / period_s);
+        return start_mj + (unsigned long long)std::llround(watts * refreshed * 1000);
+    }
+};
+
+// Polls about every `every_s` for `for_s` seconds, with an uneven jitter of up to 0.4 of the
+// interval, as a host thread that sleeps between NVML calls would.
+std::vector<std::pair<double, unsigned long long>> poll_counter(const FakeCounter& c, double every_s, double for_s) {
+    std::vector<std::pair<double, unsigned long long>> polls;
+    for (int i = 0; i * every_s < for_s; ++i) {
+        const double t = 1.0 + i * every_s + 0.4 * every_s * ((i * 7919) % 13) / 13.0;
+        polls.emplace_back(t, c.at(t));
+    }
+    return polls;
+}
+}  // namespace
+
+TEST_CASE("the energy window runs from one counter refresh to another", "[energy]") {
+    const double window_s = kMinEnergyWindowMs / 1000;
+    for (double period_s : {0.1, 0.02, 0.037}) {
+        for (double phase_s : {0.0, 0.0013, 0.0371, 0.0642, 0.0999}) {
+            const FakeCounter counter{500, period_s, phase_s};
+            const auto polls = poll_counter(counter, 0.001, 2.0);
+            const double watts = counter_watts(polls, window_s);
+            INFO("refresh every " << period_s << " s, phase " << phase_s << " s: " << watts << " W");
+            CHECK(std::fabs(watts - 500) < 5);  // within 1 %
+
+            // The arithmetic this replaces: the counter read at an arbitrary moment and again
+            // once a stretch of launches (here 250 ms) has run, divided by the host time between.
+            // Each end is stale by up to a refresh period, so with a 100 ms refresh the stretch
+            // holds two or three refreshes' worth of energy: 400 W or 600 W, never 500 W.
+            if (period_s == 0.1) {
+                size_t end = 0;
+                while (polls[end].first - polls[0].first < 0.25) ++end;
+                const double old_way =
+                    double(polls[end].second - polls[0].second) / 1000 / (polls[end].first - polls[0].first);
+                INFO("arbitrary ends: " << old_way << " W");
+                CHECK(std::fabs(old_way - 500) > 50);
+            }
+        }
+    }
+
+    // The window is at least the minimum, and both of its ends are refreshes.
+    CounterWindow w(window_s);
+    for (const auto& [t, mj] : poll_counter(FakeCounter{300, 0.1, 0.05}, 0.001, 2.0))
+        if (w.add(t, mj)) break;
+    REQUIRE(w.closed());
+    CHECK(w.window_s() >= window_s);
+    CHECK(w.window_s() < window_s + 0.1 + 0.002);
+    CHECK(std::fabs(w.watts() - 300) < 3);
+}
+
+TEST_CASE("a counter that stands still, changes once or runs backwards gives no power", "[energy]") {
+    const double window_s = kMinEnergyWindowMs / 1000;
+    // Stuck: no window, and the time it has stood still is what the meter's guard reads.
+    std::vector<std::pair<double, unsigned long long>> stuck;
+    CounterWindow w(window_s);
+    for (int i = 0; i <= 3000; ++i) {
+        stuck.emplace_back(i * 0.001, 42000);
+        w.add(i * 0.001, 42000);
+    }
+    CHECK(counter_watts(stuck, window_s) == -1);
+    CHECK_FALSE(w.open());
+    CHECK(w.unchanged_s() * 1000 > kEnergyStallMs);
+
+    // One refresh, then nothing: the window opens and never closes.
+    auto once = stuck;
+    for (auto& p : once)
+        if (p.first >= 0.5) p.second += 100;
+    CHECK(counter_watts(once, window_s) == -1);
+
+    // A total that goes down is not energy.
+    CounterWindow back(window_s);
+    back.add(0.0, 5000);
+    back.add(0.1, 6000);
+    back.add(0.2, 4000);
+    CHECK(back.failed());
+    CHECK(back.watts() == -1);
+
+    CHECK(counter_watts({}, window_s) == -1);
+}
+
+TEST_CASE("sampled power drops the ramp-up and averages the rest over time", "[energy]") {
+    // 80 W for the first 50 ms (clocks ramping up), then 400 W, sampled every millisecond.
+    std::vector<std::pair<double, double>> samples;
+    for (int i = 0; i <= 600; ++i) samples.emplace_back(3.0 + i * 0.001, i < 50 ? 80.0 : 400.0);
+    CHECK(std::fabs(sampled_watts(samples, kEnergyRampUpMs / 1000) - 400) < 0.5);
+    // Keeping the ramp-up would pull the mean down by several percent.
+    CHECK(sampled_watts(samples, 0) < 380);
+    // Uneven spacing is weighted by time, not by count: 100 W for 0.1 s, 300 W for 0.3 s.
+    CHECK(std::fabs(sampled_watts({{0, 100}, {0.1, 100}, {0.1, 300}, {0.4, 300}}, 0) - 250) < 1e-9);
+    CHECK(sampled_watts({}, 0.05) == -1);
+    CHECK(sampled_watts({{0, 100}}, 0) == -1);
+    CHECK(sampled_watts({{0, 100}, {0.01, 100}}, 0.05) == -1);  // all of it is ramp-up
 }
 
 TEST_CASE("the energy meter reads a plausible energy per call, or says why it cannot", "[gpu]") {

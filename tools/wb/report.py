@@ -226,7 +226,8 @@ TEXT = {
                  "cuBLAS (black), from the same run.",
         "gflops_per_j": "GFLOP/J", "joules": "mJ per call",
         "energy_caption": "Energy at {shape}: the best variant of each chapter and cuBLAS in each precision, as "
-                          "GFLOP per joule of the whole board (NVML's energy counter over at least 200 ms of calls; "
+                          "GFLOP per joule of the whole board (NVML's energy counter between two of its refreshes at "
+                          "least 500 ms apart, the call running back to back; "
                           "`make bench` passes `--energy`). Idle power and the memory's are included: what a call "
                           "really costs while it runs.",
         "no_energy": "No energy figures in these results (the `gflops_per_j` column is empty or absent): `make "
@@ -357,7 +358,8 @@ TEXT = {
         "plot4": "{shape} 上的能耗：各章最佳变体与 cuBLAS（黑色）每焦耳（整块板卡）完成的 GFLOP，来自同一次运行。",
         "gflops_per_j": "GFLOP/J", "joules": "每次调用 mJ",
         "energy_caption": "{shape} 上的能耗：各章最佳变体与各精度的 cuBLAS，以整块板卡每焦耳完成的 GFLOP 表示"
-                          "（NVML 能耗计数器，至少 200 ms 的调用；`make bench` 会传入 `--energy`）。空闲功耗和显存的功耗"
+                          "（NVML 能耗计数器在相隔至少 500 ms 的两次刷新之间读出，其间调用连续运行；`make bench` 会传入 `--energy`）。"
+                          "空闲功耗和显存的功耗"
                           "都计算在内：这是一次调用运行时的真实代价。",
         "no_energy": "这些结果中没有能耗数据（`gflops_per_j` 一列为空或不存在）：在驱动能通过 NVML 报告能耗或功率的 GPU "
                      "上运行 `make bench` 即可测得。",
