@@ -275,7 +275,12 @@ private:
             }
             while (finished < batches.size()) {
                 const cudaError_t q = cudaEventQuery(batches[finished].done);
-                if (q == cudaErrorNotReady) break;
+                if (q == cudaErrorNotReady) {
+                    // "Not yet" is an answer, not an error; clear it in case the runtime kept it as
+                    // the last error, where the next launcher's own check would take it for one.
+                    (void)cudaGetLastError();
+                    break;
+                }
                 WB_CUDA_CHECK(q);
                 ++finished;
             }
