@@ -35,15 +35,18 @@
 //   step 9  tf32_rs            TF32 without B's transposed copy: the transposed product C^T = B^T A^T,
 //                              wgmma's A (= B^T) loaded into registers from B's tile as TMA copies
 //                              it, A's tile as wgmma's K-major B; the epilogue transposes back
+//   step 10 fp8_multicast      step 7 in step 5's clusters: a K-major B^T tile is split by rows,
+//                              each block multicasting its half (whole 1024-byte swizzle atoms)
 //
 // The files, in reading order: hopper_ptx.cuh (each instruction, wrapped and explained),
 // tensor_maps.cuh (the host side of TMA and the padded copy), wgmma_pipeline.cuh (what every step
 // shares: the configuration, the ring of stages, one stage's copies and wgmmas, the epilogue), then
 // one file per step, each holding that step's configuration and kernel: step1_wgmma_64x128.cuh,
 // step2_wgmma_128x256.cuh, step3_warp_specialized.cuh, step4_persistent.cuh (also step 6's kernel),
-// step5_cluster_multicast.cuh, step7_fp8_e4m3.cuh, step8_pingpong.cuh, step9_tf32_rs.cuh.
-// `diff stepN_*.cuh stepN+1_*.cuh` shows what step N + 1 adds (step 8 is a diff against step 4, step 9
-// against step 6's kernel, step 4's). Last, this file: the launchers and the ladder table.
+// step5_cluster_multicast.cuh, step7_fp8_e4m3.cuh, step8_pingpong.cuh, step9_tf32_rs.cuh,
+// step10_fp8_multicast.cuh. `diff stepN_*.cuh stepN+1_*.cuh` shows what step N + 1 adds (step 8 is a
+// diff against step 4, step 9 against step 6's kernel, step 4's, step 10 against steps 5 and 7).
+// Last, this file: the launchers and the ladder table.
 //
 // Any shape: TMA fills boxes that reach past the matrix with zeros, the epilogue guards the edges of
 // C, and a matrix TMA cannot describe (a row pitch or base address that is not a multiple of 16
@@ -66,13 +69,15 @@
 #include "step7_fp8_e4m3.cuh"
 #include "step8_pingpong.cuh"
 #include "step9_tf32_rs.cuh"
+#include "step10_fp8_multicast.cuh"
 #include "tensor_maps.cuh"
 
 namespace ch09 {
 
 // The ladder's configurations are named in the step files: Wgmma64x128, Wgmma128x256,
-// WarpSpecialized128x256, Persistent128x256 (steps 4 and 6), Cluster2Persistent128x256 and
-// Pingpong128x128 (step 8), each a
+// WarpSpecialized128x256, Persistent128x256 (steps 4 and 6), Cluster2Persistent128x256,
+// Fp8Persistent128x256 (step 7), Pingpong128x128 (step 8) and Fp8Cluster2Persistent128x256 (step 10),
+// each a
 // WgmmaTiling<T, BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT, CLUSTER, TMA_STORE, PINGPONG>
 // (wgmma_pipeline.cuh). Shared memory per stage: (BM + BN) * 128 bytes, whatever the input type.
 
@@ -83,10 +88,16 @@ constexpr int kBand = 8;  // tile rows per band of the tile order (wb::tile_of_b
 // configurations: one consumer warpgroup runs step 1's kernel, more run step 2's. A persistent
 // configuration with a cluster or with the staged epilogue runs step 5's kernel (lab/step5_parts_09
 // uses both halves): with TMA_STORE false it keeps step 4's epilogue (p.c_tma is never set), with
-// CLUSTER = 1 each cluster is a single block. A PINGPONG configuration runs step 8's kernel.
+// CLUSTER = 1 each cluster is a single block. A PINGPONG configuration runs step 8's kernel. An FP8
+// configuration runs step 7's kernel, or in clusters step 10's.
 template <class Cfg>
 constexpr auto kernel_for() {
-    if constexpr (!Cfg::PRODUCER) {
+    if constexpr (Cfg::ELEM == 1) {
+        if constexpr (Cfg::CLUSTER == 1)
+            return fp8_persistent_kernel<Cfg>;
+        else
+            return fp8_multicast_kernel<Cfg>;
+    } else if constexpr (!Cfg::PRODUCER) {
         if constexpr (Cfg::CONSUMERS == 1)
             return wgmma_64x128_kernel<Cfg>;
         else
@@ -132,6 +143,14 @@ int resident_clusters() {
     }
 }
 
+// A persistent grid: one block per tile, or per tile group of CLUSTER tiles, up to as many
+// clusters as run at once; a multiple of CLUSTER either way.
+template <class Cfg, auto KERNEL>
+dim3 persistent_grid(int M, int N) {
+    const int groups = wb::ceil_div(wb::ceil_div(M, Cfg::BM), Cfg::CLUSTER) * wb::ceil_div(N, Cfg::BN);
+    return dim3(std::min(groups, resident_clusters<Cfg, KERNEL>()) * Cfg::CLUSTER);
+}
+
 // What every launcher tells the epilogue: the shape, alpha and beta, C and how C may be written.
 template <class Cfg>
 void describe_c(WgmmaParams& p, int M, int N, int K, float alpha, float beta, float* C) {
@@ -166,7 +185,7 @@ void launch_wgmma(int M, int N, int K, float alpha, const typename Cfg::T* A, co
     p.map_a = make_tile_map(a.base, M, K, a.pitch, Cfg::BM, Cfg::BK);
     if constexpr (Cfg::B_K_MAJOR) {
         const TmaOperand<T> bt = transposed_operand(B, K, N, scratch + a_elems, stream);
-        p.map_b = make_tile_map(bt.base, N, K, bt.pitch, Cfg::BN, Cfg::BK);
+        p.map_b = make_tile_map(bt.base, N, K, bt.pitch, Cfg::B_BOX_ROWS, Cfg::BK);
     } else {
         const TmaOperand<T> b = tma_operand(B, K, N, scratch + a_elems, stream);
         p.map_b = make_tile_map(b.base, K, N, b.pitch, Cfg::BK, 64);
@@ -176,8 +195,7 @@ void launch_wgmma(int M, int N, int K, float alpha, const typename Cfg::T* A, co
     const int tiles_m = wb::ceil_div(M, Cfg::BM), tiles_n = wb::ceil_div(N, Cfg::BN);
     dim3 grid;
     if constexpr (Cfg::PERSISTENT)  // one block per SM, or as many clusters as fit at once
-        grid = dim3(std::min(wb::ceil_div(tiles_m, Cfg::CLUSTER) * tiles_n, resident_clusters<Cfg, KERNEL>()) *
-                    Cfg::CLUSTER);
+        grid = persistent_grid<Cfg, KERNEL>(M, N);
     else if constexpr (Cfg::PRODUCER)
         grid = dim3(tiles_m * tiles_n);  // warp_specialized_kernel numbers its tiles itself
     else
@@ -197,9 +215,10 @@ wb::KernelInfo info() {
     return {(const void*)kernel_for<Cfg>(), Cfg::THREADS, Cfg::SMEM_BYTES};
 }
 
-// Step 7's launcher (FP8 E4M3): A is M x K, Bt is N x K, both read along K by TMA; a row of
-// fewer than a multiple of 16 bytes (K % 16 != 0) or a pointer off 16 bytes goes through the
-// padded copy, inside the timed call. The scales stay device pointers for the kernel to read.
+// The launcher of steps 7 and 10 (FP8 E4M3): A is M x K, Bt is N x K, both read along K by TMA; a
+// row of fewer than a multiple of 16 bytes (K % 16 != 0) or a pointer off 16 bytes goes through the
+// padded copy, inside the timed call. The scales stay device pointers for the kernel to read. Bt's
+// box is B_BOX_ROWS rows: the whole tile, or in a cluster each block's share of it.
 template <class Cfg>
 void run_fp8(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand Bt, float beta, float* C,
              cudaStream_t stream) {
@@ -214,13 +233,12 @@ void run_fp8(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand 
 
     Fp8Params p;
     p.map_a = make_tile_map(a.base, M, K, a.pitch, Cfg::BM, Cfg::BK);
-    p.map_b = make_tile_map(bt.base, N, K, bt.pitch, Cfg::BN, Cfg::BK);
+    p.map_b = make_tile_map(bt.base, N, K, bt.pitch, Cfg::B_BOX_ROWS, Cfg::BK);
     describe_c<Cfg>(p, M, N, K, alpha, beta, C);
     p.scale_a = A.scale;
     p.scale_b = Bt.scale;
-    const int tiles = wb::ceil_div(M, Cfg::BM) * wb::ceil_div(N, Cfg::BN);
-    const dim3 grid(std::min(tiles, wb::current_device().sms));  // persistent: one block per SM at most
-    wb::launch_tiled<fp8_persistent_kernel<Cfg>, Cfg::THREADS, Cfg::SMEM_BYTES>(p, grid, stream);
+    constexpr auto kernel = kernel_for<Cfg>();
+    wb::launch_tiled<kernel, Cfg::THREADS, Cfg::SMEM_BYTES>(p, persistent_grid<Cfg, kernel>(M, N), stream);
 }
 
 // Step 9's launcher (TF32, A in registers): B is read as it is, K x N, by boxes of BK rows x 32
@@ -299,13 +317,14 @@ inline const std::vector<wb::SgemmVariant> kTf32Variants = {
 };
 
 // Step 7: FP8 E4M3 inputs with per-tensor scales (m64n256k32), B given as N x K, step 4's
-// persistent pipeline with step 5's TMA-store epilogue.
+// persistent pipeline with step 5's TMA-store epilogue. Step 10: the same in step 5's clusters.
 inline const std::vector<wb::Fp8gemmVariant> kFp8Variants = {
     {"fp8_e4m3", run_fp8<Fp8Persistent128x256>,
      "E4M3 A and B^T (N x K) with per-tensor scales, m64n256k32; step 4's pipeline, step 5's TMA-store epilogue",
-     {(const void*)fp8_persistent_kernel<Fp8Persistent128x256>, Fp8Persistent128x256::THREADS,
-      Fp8Persistent128x256::SMEM_BYTES},
-     90},
+     info<Fp8Persistent128x256>(), 90},
+    {"fp8_multicast", run_fp8<Fp8Cluster2Persistent128x256>,
+     "step 7 in clusters of 2: each block multicasts half of B^T's rows into both (B read once per two tiles)",
+     info<Fp8Cluster2Persistent128x256>(), 90},
 };
 
 }  // namespace ch09

@@ -13,19 +13,64 @@ namespace ch09 {
 template <class T>
 using Cluster2Persistent128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, true, 2, true>;
 
-// load_stage for a block of a cluster: A as there; of B's 64-column boxes, block `rank` copies those
-// with j % CLUSTER == rank, each into every block of the cluster. Each block still receives the
-// whole stage, so it still expects STAGE_BYTES.
+// load_stage for a block of a cluster: A as there; B's tile is split into CLUSTER shares and block
+// `rank` copies share rank into every block of the cluster. Each block still receives the whole
+// stage, so it still expects STAGE_BYTES. The share depends on B's layout:
+//   MN-major (FP16, BF16): of B's 64-column boxes, those with j % CLUSTER == rank;
+//   K-major (step 10's FP8 B^T): rows [rank, rank + 1) * B_BOX_ROWS of the BN x BK tile, one box,
+//   landing at the same offset in every block (a multiple of 1024 bytes: the swizzle's phase holds).
 template <class Cfg>
 __device__ __forceinline__ void load_stage_multicast(const StageRing<Cfg>& ring, int s, const WgmmaParams& p, int m0,
                                                      int n0, int kt, int rank) {
     mbar_arrive_expect_tx(ring.full(s), Cfg::STAGE_BYTES);
     tma_load_2d(ring.a(s), &p.map_a, ring.full(s), kt * Cfg::BK, m0);
     constexpr uint16_t everyone = (1u << Cfg::CLUSTER) - 1;
+    if constexpr (Cfg::B_K_MAJOR) {
+        tma_load_2d_multicast(ring.b(s) + rank * Cfg::B_BOX_BYTES, &p.map_b, ring.full(s), kt * Cfg::BK,
+                              n0 + rank * Cfg::B_BOX_ROWS, everyone);
+    } else {
 #pragma unroll
-    for (int j = rank; j < Cfg::BN / 64; j += Cfg::CLUSTER)
-        tma_load_2d_multicast(ring.b(s) + j * Cfg::B_BOX_BYTES, &p.map_b, ring.full(s), n0 + 64 * j, kt * Cfg::BK,
-                              everyone);
+        for (int j = rank; j < Cfg::BN / 64; j += Cfg::CLUSTER)
+            tma_load_2d_multicast(ring.b(s) + j * Cfg::B_BOX_BYTES, &p.map_b, ring.full(s), n0 + 64 * j, kt * Cfg::BK,
+                                  everyone);
+    }
+}
+
+// A cluster's work list, the same in every block of it. A tile group is CLUSTER vertically
+// neighbouring tiles, one per block; cluster q takes tile groups q, q + clusters, ... in the banded
+// order of wb::tile_of_block over rows of tile groups. Block `rank` computes the rank-th tile of
+// each group; when tiles_m is not a multiple of CLUSTER that tile may lie below the matrix: its
+// copies of A are all zeros and its stores are all clipped, but it still copies its share of B for
+// its neighbours.
+template <class Cfg>
+struct ClusterTiles {
+    const WgmmaParams& p;
+    int rank, tiles_m, tiles_n;
+    int group_rows;           // rows of tile groups
+    int groups, first, step;  // this cluster's groups: first, first + step, ... below groups
+
+    __device__ ClusterTiles(const WgmmaParams& p_, int rank_)
+        : p(p_),
+          rank(rank_),
+          tiles_m(wb::ceil_div(p_.M, Cfg::BM)),
+          tiles_n(wb::ceil_div(p_.N, Cfg::BN)),
+          group_rows(wb::ceil_div(tiles_m, Cfg::CLUSTER)),
+          groups(group_rows * tiles_n),
+          first(int(blockIdx.x) / Cfg::CLUSTER),
+          step(int(gridDim.x) / Cfg::CLUSTER) {}
+
+    __device__ wb::TileIndex tile(int g) const {
+        const wb::TileIndex t = wb::tile_of_block(g, group_rows, tiles_n, p.group_rows);
+        return wb::TileIndex{t.m * Cfg::CLUSTER + rank, t.n};
+    }
+};
+
+// A consumer warp is done with stage s: one arrival on its empty barrier in every block of the
+// cluster, since every block's producer copies into this block's slot.
+template <class Cfg>
+__device__ __forceinline__ void release_to_cluster(const StageRing<Cfg>& ring, int s) {
+    if (threadIdx.x % 32 == 0)
+        for (int cta = 0; cta < Cfg::CLUSTER; ++cta) mbar_arrive_cluster(ring.empty(s), cta);
 }
 
 // The epilogue of one consumer warpgroup (64 rows), through shared memory: the accumulators go, with
@@ -71,11 +116,10 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::WG_MMAS][
     }
 }
 
-// The grid is one cluster of CLUSTER blocks per CLUSTER SMs (as many as fit at once). A tile group
-// is CLUSTER vertically neighbouring tiles, one per block; cluster q takes tile groups q, q +
-// clusters, ... in the banded order of wb::tile_of_block. A slot is released to every block of the
-// cluster, since all of them copy into it. Where C cannot be written by TMA (p.c_tma false: a
-// pitch or address that is not a multiple of 16 bytes) the epilogue is step 4's store_tile.
+// The grid is one cluster of CLUSTER blocks per CLUSTER SMs (as many as fit at once), each walking
+// its tile groups (ClusterTiles). A slot is released to every block of the cluster, since all of
+// them copy into it. Where C cannot be written by TMA (p.c_tma false: a pitch or address that is
+// not a multiple of 16 bytes) the epilogue is step 4's store_tile.
 template <class Cfg>
 __global__ void __cluster_dims__(Cfg::CLUSTER, 1, 1) __launch_bounds__(Cfg::THREADS, 1)
     cluster_multicast_kernel(const __grid_constant__ WgmmaParams p) {
@@ -83,21 +127,9 @@ __global__ void __cluster_dims__(Cfg::CLUSTER, 1, 1) __launch_bounds__(Cfg::THRE
                   "step 5: a producer warpgroup, persistent clusters, one 64-row slice per consumer");
     extern __shared__ uint8_t smem_raw[];
     const StageRing<Cfg> ring(smem_raw);
-    const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
-    const int rank = int(cluster_ctarank());
-    const int tiles_m = wb::ceil_div(p.M, Cfg::BM), tiles_n = wb::ceil_div(p.N, Cfg::BN);
-    const int group_rows = wb::ceil_div(tiles_m, Cfg::CLUSTER);  // rows of tile groups
-    const int groups = group_rows * tiles_n;
-    // This cluster's tile groups: first, first + step, ...
-    const int first = int(blockIdx.x) / Cfg::CLUSTER, step = int(gridDim.x) / Cfg::CLUSTER;
+    const int wg = threadIdx.x / 128;
+    const ClusterTiles<Cfg> work(p, int(cluster_ctarank()));
     const int k_tiles = wb::ceil_div(p.K, Cfg::BK);
-    // The tile of group g this block computes (it may lie below the matrix when tiles_m is not a
-    // multiple of CLUSTER: its copies of A are all zeros and its stores are all clipped, but it
-    // still copies its share of B for its neighbour).
-    auto tile_of = [&](int g) {
-        const wb::TileIndex t = wb::tile_of_block(g, group_rows, tiles_n, p.group_rows);
-        return wb::TileIndex{t.m * Cfg::CLUSTER + rank, t.n};
-    };
 
     if (threadIdx.x == 0) {
         ring.init();
@@ -111,39 +143,35 @@ __global__ void __cluster_dims__(Cfg::CLUSTER, 1, 1) __launch_bounds__(Cfg::THRE
         setmaxnreg_dec<40>();
         if (threadIdx.x == 0) {
             int use = 0;  // k-tiles loaded so far by this block, over all its tiles
-            for (int g = first; g < groups; g += step) {
-                const wb::TileIndex t = tile_of(g);
+            for (int g = work.first; g < work.groups; g += work.step) {
+                const wb::TileIndex t = work.tile(g);
                 for (int kt = 0; kt < k_tiles; ++kt, ++use) {
                     const int s = use % Cfg::STAGES;
                     // until its previous use is released (first pass: parity 1, complete on a fresh barrier)
                     mbar_wait(ring.empty(s), ((use / Cfg::STAGES) & 1) ^ 1);
-                    load_stage_multicast(ring, s, p, t.m * Cfg::BM, t.n * Cfg::BN, kt, rank);
+                    load_stage_multicast(ring, s, p, t.m * Cfg::BM, t.n * Cfg::BN, kt, work.rank);
                 }
             }
         }
     } else {
         setmaxnreg_inc<Cfg::CONSUMERS == 1 ? 240 : 232>();
         const int consumer = wg - 1, wg_row0 = consumer * Cfg::WG_ROWS;
-        auto release = [&](int s) {
-            if (lane == 0)
-                for (int cta = 0; cta < Cfg::CLUSTER; ++cta) mbar_arrive_cluster(ring.empty(s), cta);
-        };
         int use = 0;  // must step exactly as the producer's
         float acc[Cfg::WG_MMAS][Cfg::BN / 2];
-        for (int g = first; g < groups; g += step) {
-            const wb::TileIndex t = tile_of(g);
+        for (int g = work.first; g < work.groups; g += work.step) {
+            const wb::TileIndex t = work.tile(g);
             zero<Cfg>(acc);
             int previous = -1;  // the slot whose wgmmas may still be running
             for (int kt = 0; kt < k_tiles; ++kt, ++use) {
                 const int s = use % Cfg::STAGES;
                 mbar_wait(ring.full(s), (use / Cfg::STAGES) & 1);
                 mma_stage_overlapped<Cfg>(acc, ring, s, wg_row0);  // returns when the previous group is done
-                if (previous >= 0) release(previous);
+                if (previous >= 0) release_to_cluster(ring, previous);
                 previous = s;
             }
             wgmma_wait<0>();
             fence_accumulators(acc);
-            release(previous);
+            release_to_cluster(ring, previous);
             if (p.c_tma)
                 store_tile_tma<Cfg>(acc, p, ring, consumer, t.m * Cfg::BM + wg_row0, t.n * Cfg::BN);
             else

@@ -9,8 +9,8 @@
 // row (now 128 values), and a wgmma still reads 32 bytes of k. What changes is the shape of B. FP8
 // wgmma reads both operands K-major only, so B is handed over as N x K (B^T, row-major), the layout
 // cuBLASLt asks for as well ("TN"); it is copied like A, in boxes of BN rows x 128 bytes.
-// No clusters: step 5 splits B's 64-column boxes over the two blocks, and a K-major B box is the
-// whole BN x BK tile.
+// No clusters yet: step 5 splits B's 64-column boxes over the two blocks, and a K-major B tile has
+// no columns to split; step 10 splits it by rows instead.
 #pragma once
 
 #include "step5_cluster_multicast.cuh"

@@ -65,17 +65,19 @@ void rs_drops_last_k(int M, int N, int K, float alpha, const float* A, const flo
     run_tf32_rs(M, N, K > 8 ? K - 8 : K, alpha, A, B, beta, C, st);
 }
 
-// Step 7 with K cut short by one wgmma (32 values of k), and with the scales left out.
+// Steps 7 and 10 with K cut short by one wgmma (32 values of k), and with the scales left out.
+template <class Cfg>
 void fp8_drops_last_k(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand Bt, float beta, float* C,
                       cudaStream_t st) {
-    run_fp8<Fp8Persistent128x256>(M, N, K > 32 ? K - 32 : K, alpha, A, Bt, beta, C, st);
+    run_fp8<Cfg>(M, N, K > 32 ? K - 32 : K, alpha, A, Bt, beta, C, st);
 }
 __device__ float kOne = 1.0f;
+template <class Cfg>
 void fp8_unscaled(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand Bt, float beta, float* C,
                   cudaStream_t st) {
     float* one = nullptr;
     WB_CUDA_CHECK(cudaGetSymbolAddress(reinterpret_cast<void**>(&one), kOne));
-    run_fp8<Fp8Persistent128x256>(M, N, K, alpha, {A.data, one}, {Bt.data, one}, beta, C, st);
+    run_fp8<Cfg>(M, N, K, alpha, {A.data, one}, {Bt.data, one}, beta, C, st);
 }
 
 // Shapes aimed at the FP8 step: k-steps of 32 values, rows of 16 bytes for TMA.
@@ -86,6 +88,20 @@ std::vector<wb::test::GemmCase> fp8_cases() {
         {{97, 251, 48}, 0.5f, 1.5f, "K = 48: one and a half wgmmas, beta != 0"},
         {{131, 263, 130}, 1.0f, 0.0f, "K = 130: two k-tiles of 128, the second almost empty"},
         {{300, 500, 1040}, 1.0f, 0.0f, "K = 1040: the ring wraps twice"},
+    };
+}
+
+// Shapes aimed at step 10's clusters: tile groups of two tile rows, B^T split by rows. (beta == 0
+// runs with C poisoned with NaN.)
+std::vector<wb::test::GemmCase> fp8_cluster_cases() {
+    return {
+        {{1100, 900, 1000}, 1.0f, 0.0f, "9 tile rows: the last group's second tile lies below C; K % 16 = 8 (padded)"},
+        {{1100, 1000, 520}, 0.75f, -0.5f, "9 tile rows, N % 256 = 232, beta != 0"},
+        {{100, 520, 200}, 1.0f, 0.0f, "one tile row: every second tile lies below C"},
+        {{128, 300, 77}, 0.5f, 2.0f, "exactly one tile row, K = 77 (padded), beta != 0"},
+        {{200, 130, 256}, 1.0f, 0.0f, "N = 130: rank 1's half of B^T (rows 128-255) is almost all past N"},
+        {{2000, 3000, 520}, 1.0f, 0.0f, "96 tile groups: some clusters take two"},
+        {{4100, 700, 136}, 1.0f, 0.0f, "33 tile rows: 17 groups a column, many per cluster, phantom tiles"},
     };
 }
 
@@ -195,12 +211,13 @@ TEST_CASE("09: step 7 (FP8 E4M3) and cuBLASLt's FP8 GEMM are right on every shap
     wb::test::check_variants(kFp8Variants);
     wb::test::check_variants(kFp8Variants, hopper_cases(), 24);
     wb::test::check_variants(kFp8Variants, fp8_cases(), 25);
+    wb::test::check_variants(kFp8Variants, fp8_cluster_cases(), 28);
     const std::vector<wb::Fp8gemmVariant> lt = {{"cublaslt_fp8", wb::cublaslt_fp8, "the baseline", {}, 89}};
     wb::test::check_variants(lt, fp8_cases(), 26);
     wb::test::check_variants(lt, {{{17, 31, 7}, 0.5f, 2.0f, "primes, beta != 0"}}, 27);
 }
 
-TEST_CASE("09: step 7 reads FP8 operands from any address", "[gpu][09]") {
+TEST_CASE("09: steps 7 and 10 read FP8 operands from any address", "[gpu][09]") {
     REQUIRE_HOPPER();
     // A and Bt one byte past an aligned start (TMA cannot read them there): both padded copies.
     const wb::Shape s{100, 136, 64};
@@ -225,14 +242,17 @@ TEST_CASE("09: step 7 reads FP8 operands from any address", "[gpu][09]") {
     wb::reference_full(g, value, scale);
     // The kernel, and cuBLASLt's baseline, which must also cope with the scale of Bt 4 bytes past
     // a 16-byte boundary (cuBLASLt itself takes only aligned scale pointers).
-    for (Fp8gemmFn run : {kFp8Variants[0].run, &wb::cublaslt_fp8}) {
+    std::vector<wb::Fp8gemmVariant> runs = kFp8Variants;
+    runs.push_back({"cublaslt_fp8", wb::cublaslt_fp8, "the baseline", {}, 89});
+    for (const wb::Fp8gemmVariant& v : runs) {
         WB_CUDA_CHECK(cudaMemset(dC.get(), 0xFF, dC.size() * sizeof(float)));
-        run(s.m, s.n, s.k, 1.0f, {dA.get() + 1, dScales.get()}, {dBt.get() + 1, dScales.get() + 1}, 0.0f, dC.get(), 0);
+        v.run(s.m, s.n, s.k, 1.0f, {dA.get() + 1, dScales.get()}, {dBt.get() + 1, dScales.get() + 1}, 0.0f, dC.get(),
+              0);
         WB_CUDA_CHECK(cudaDeviceSynchronize());
         const std::vector<float> out = dC.download();
         const wb::CheckResult r =
             wb::check_full(out.data(), s.m, s.n, value, scale, wb::tolerance_for(wb::Precision::fp8_e4m3, s.k));
-        INFO((run == &wb::cublaslt_fp8 ? "cublaslt_fp8: " : "fp8_e4m3: ") << r.describe());
+        INFO(v.name << ": " << r.describe());
         CHECK(r.pass);
     }
 }
@@ -243,8 +263,12 @@ TEST_CASE("09: the FP8 check catches planted bugs", "[gpu][09]") {
         INFO("shape " << wb::to_string(s));
         wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
         CHECK(prob.verify(run_fp8<Fp8Persistent128x256>).pass);
-        CHECK_FALSE(prob.verify(fp8_drops_last_k).pass);
-        CHECK_FALSE(prob.verify(fp8_unscaled).pass);
+        CHECK_FALSE(prob.verify(fp8_drops_last_k<Fp8Persistent128x256>).pass);
+        CHECK_FALSE(prob.verify(fp8_unscaled<Fp8Persistent128x256>).pass);
+        // Step 10: the missing k-step and scales, and (M = 300: 3 tile rows) a phantom tile.
+        CHECK(prob.verify(run_fp8<Fp8Cluster2Persistent128x256>).pass);
+        CHECK_FALSE(prob.verify(fp8_drops_last_k<Fp8Cluster2Persistent128x256>).pass);
+        CHECK_FALSE(prob.verify(fp8_unscaled<Fp8Cluster2Persistent128x256>).pass);
     }
 }
 
@@ -409,8 +433,26 @@ TEST_CASE("09: every step's shared memory and threads fit one H200 block", "[09]
     CHECK(Fp8Persistent128x256::B_K_MAJOR);
     CHECK(Fp8Persistent128x256::SMEM_BYTES == Cluster2Persistent128x256<__half>::SMEM_BYTES);
     CHECK(Fp8Persistent128x256::SMEM_BYTES <= 227 * 1024);
-    CHECK(kFp8Variants.size() == 1);
-    CHECK(kFp8Variants[0].min_cc == 90);
+    CHECK(Fp8Persistent128x256::B_BOX_ROWS == 256);  // step 7: one box, the whole B^T tile
+    // Step 10: the same ring in clusters of 2; B^T's tile goes as two boxes of 128 rows x 128 bytes,
+    // each a whole number of 1024-byte swizzle atoms, so each lands in phase at its offset.
+    using Fc = Fp8Cluster2Persistent128x256;
+    CHECK(Fc::CLUSTER == 2);
+    CHECK(Fc::SMEM_BYTES == Fp8Persistent128x256::SMEM_BYTES);
+    CHECK(Fc::SMEM_BYTES <= 227 * 1024);
+    CHECK(Fc::B_BOX_ROWS == 128);
+    CHECK(Fc::B_BOX_BYTES == 16 * 1024);
+    CHECK(Fc::B_BOX_BYTES % 1024 == 0);
+    CHECK(Fc::CLUSTER * Fc::B_BOX_BYTES == Fc::B_BYTES);
+    CHECK(Fc::A_BYTES % 1024 == 0);  // B's tile, and so each share, starts on an atom too
+    CHECK(Fc::STAGE_BYTES == Fp8Persistent128x256::STAGE_BYTES);  // each block still receives whole stages
+    CHECK(Cluster2Persistent128x256<__half>::B_BOX_BYTES == 64 * 128);  // step 5's boxes are unchanged
+    CHECK(kFp8Variants.size() == 2);
+    CHECK(std::string(kFp8Variants[0].name) == "fp8_e4m3");
+    CHECK(std::string(kFp8Variants[1].name) == "fp8_multicast");
+    for (const wb::Fp8gemmVariant& v : kFp8Variants) CHECK(v.min_cc == 90);
+    CHECK(kFp8Variants[1].info.kernel == (const void*)fp8_multicast_kernel<Fc>);
+    CHECK(kFp8Variants[0].info.kernel == (const void*)fp8_persistent_kernel<Fp8Persistent128x256>);
     CHECK(kHgemmVariants.size() == kBgemmVariants.size());
     for (size_t i = 0; i < kHgemmVariants.size(); ++i) {
         CHECK(std::string(kHgemmVariants[i].name) == kBgemmVariants[i].name);

@@ -33,8 +33,8 @@ namespace ch09 {
 // kernels.cuh picks the step whose kernel has these roles, and each kernel checks them:
 // PRODUCER  one more warpgroup that only copies (steps 3-5, 8); without it thread 0 issues the copies
 //           between its own wgmmas (steps 1-2)
-// PERSISTENT the grid is one block per SM, each looping over tiles (steps 4-5, 8)
-// CLUSTER   blocks per cluster (step 5: 2); they share B's copies by TMA multicast
+// PERSISTENT the grid is one block per SM, each looping over tiles (steps 4-8, 10)
+// CLUSTER   blocks per cluster (steps 5 and 10: 2); they share B's copies by TMA multicast
 // TMA_STORE shared memory is reserved for step 5's epilogue, which writes C by TMA stores
 // PINGPONG  step 8: each consumer owns a whole BM x BN tile of its own (not BM / CONSUMERS rows of a
 //           shared one), so a stage is read by one consumer only, and two more mbarriers pass the
@@ -58,8 +58,10 @@ struct WgmmaTiling {
     static constexpr int THREADS = 128 * (CONSUMERS + (PRODUCER ? 1 : 0));
     static constexpr int A_BYTES = BM * BK * ELEM;
     static constexpr int B_BYTES = BN * BK * ELEM;
-    // One TMA box of B: MN-major, BK rows x 64 columns (128 bytes); K-major, the whole BN x BK tile.
-    static constexpr int B_BOX_BYTES = B_K_MAJOR ? B_BYTES : 64 * BK * ELEM;
+    // One TMA box of B: MN-major, BK rows x 64 columns (128 bytes); K-major, B_BOX_ROWS rows x BK:
+    // the whole BN x BK tile, or in a cluster (step 10) a 1 / CLUSTER share of its rows.
+    static constexpr int B_BOX_ROWS = B_K_MAJOR ? BN / CLUSTER : BK;
+    static constexpr int B_BOX_BYTES = B_K_MAJOR ? B_BOX_ROWS * BK * ELEM : 64 * BK * ELEM;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     // TMA_STORE: C leaves in chunks of 64 rows x 32 floats (128 bytes, one swizzle row), two
     // buffers per consumer so that filling one overlaps the store of the other.
@@ -78,8 +80,10 @@ struct WgmmaTiling {
     static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "every tile must start on a 1024-byte swizzle atom");
     static_assert(SMEM_BYTES <= 227 * 1024, "an H100/H200 block may use at most 227 KB of shared memory");
     static_assert(CLUSTER == 1 || (PERSISTENT && PRODUCER), "clusters are taught on the persistent kernel");
-    static_assert(CLUSTER == 1 || (!B_K_MAJOR && (BN / 64) % CLUSTER == 0),
+    static_assert(CLUSTER == 1 || B_K_MAJOR || (BN / 64) % CLUSTER == 0,
                   "multicast splits B's 64-column boxes evenly over the cluster");
+    static_assert(CLUSTER == 1 || !B_K_MAJOR || (BN % CLUSTER == 0 && B_BOX_BYTES % 1024 == 0),
+                  "multicast splits a K-major B tile by rows: each share must start on a 1024-byte swizzle atom");
     static_assert(!TMA_STORE || (PRODUCER && WG_MMAS == 1), "the staged epilogue stores one 64-row slice per consumer");
     static_assert(!PINGPONG || (PRODUCER && PERSISTENT && CONSUMERS == 2 && CLUSTER == 1 && !TMA_STORE),
                   "ping-pong: two consumer warpgroups of one persistent block take turns, each on tiles of its own");
@@ -113,7 +117,8 @@ struct StageRing {
         return reinterpret_cast<float*>(base + Cfg::STAGES * Cfg::STAGE_BYTES + (2 * c + i) * Cfg::C_CHUNK_BYTES);
     }
     // full[s]: the copies into stage s have landed. empty[s]: every consumer warp is done reading
-    // it (in step 5, of every block of the cluster: a multicast copy writes stage s in all of them).
+    // it (in steps 5 and 10, of every block of the cluster: a multicast copy writes stage s in all
+    // of them).
     __device__ uint64_t* full(int s) const {
         return reinterpret_cast<uint64_t*>(base + Cfg::STAGES * Cfg::STAGE_BYTES + Cfg::EPI_BYTES) + s;
     }
@@ -141,7 +146,7 @@ struct StageRing {
 // receive, then start the copies. A takes one box (BM rows x BK k); B, whose rows are k, takes
 // BN / 64 boxes of BK rows x 64 columns, side by side (TF32: one box of its transposed copy, BN
 // rows x BK k). Boxes reaching past the matrix are filled with zeros and still count their full
-// size. (Step 5 shares B's boxes over a cluster instead: load_stage_multicast.)
+// size. (Steps 5 and 10 share B's boxes over a cluster instead: load_stage_multicast.)
 template <class Cfg>
 __device__ __forceinline__ void load_stage(const StageRing<Cfg>& ring, int s, const WgmmaParams& p, int m0, int n0,
                                            int kt) {
