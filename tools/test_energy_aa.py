@@ -25,11 +25,11 @@ def run(path, *options):
 
 
 def test_rows_within_the_band_pass(tmp_path):
-    path = write_csv(tmp_path, [row("cublas_sgemm", 1024, 100), row("cublas_tf32", 1024, 500),
-                                row("sgemm", 1024, 103), row("gemmex_tf32", 1024, 496)])
+    path = write_csv(tmp_path, [row("cublas_sgemm", 2048, 100), row("cublas_tf32", 2048, 500),
+                                row("sgemm", 2048, 103), row("gemmex_tf32", 2048, 496)])
     r = run(path)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == ("bench: energy A/A check: the 2 rows of cuBLAS measured against itself (1024^3 and up) "
+    assert r.stdout == ("bench: energy A/A check: the 2 rows of cuBLAS measured against itself (2048^3 and up) "
                         "read their baseline's GFLOP/J +- 5%\n")
 
 
@@ -45,20 +45,20 @@ def test_a_planted_30_percent_difference_is_reported(tmp_path):
     assert "TOO NOISY" not in run(path, "--tolerance", "35").stdout
 
 
-def test_only_chapter_07_passed_rows_from_1024_cubed_up_count(tmp_path):
-    rows = [row("cublas_sgemm", 512, 50), row("sgemm", 512, 10),  # small: left out
-            row("cublas_sgemm", 1024, 100, chapter="05_float4_vectorized"), row("sgemm", 1024, 10,
+def test_only_chapter_07_passed_rows_from_2048_cubed_up_count(tmp_path):
+    rows = [row("cublas_sgemm", 1024, 50), row("sgemm", 1024, 10),  # launch-bound: left out
+            row("cublas_sgemm", 2048, 100, chapter="05_float4_vectorized"), row("sgemm", 2048, 10,
                                                                                  chapter="05_float4_vectorized"),
-            row("cublas_bgemm", 1024, 900), row("gemmex_bf16", 1024, 10, status="FAIL"),
-            row("cublas_tf32", 1024, ""), row("gemmex_tf32", 1024, 500)]  # baseline without energy
+            row("cublas_bgemm", 2048, 900), row("gemmex_bf16", 2048, 10, status="FAIL"),
+            row("cublas_tf32", 2048, ""), row("gemmex_tf32", 2048, 500)]  # baseline without energy
     r = run(write_csv(tmp_path, rows))
-    assert r.stdout == "bench: energy A/A check: no row of chapter 07 with gflops_per_j at 1024^3 or above\n"
+    assert r.stdout == "bench: energy A/A check: no row of chapter 07 with gflops_per_j at 2048^3 or above\n"
 
 
 def test_each_row_is_paired_with_the_baseline_of_its_own_run(tmp_path):
     # Two runs appended to one file: each A/A row meets the baseline written before it.
-    rows = [row("cublas_sgemm", 1024, 100), row("sgemm", 1024, 101),
-            row("cublas_sgemm", 1024, 200), row("sgemm", 1024, 199)]
+    rows = [row("cublas_sgemm", 2048, 100), row("sgemm", 2048, 101),
+            row("cublas_sgemm", 2048, 200), row("sgemm", 2048, 199)]
     pairs = energy_aa.aa_pairs(energy_aa.load_rows(write_csv(tmp_path, rows)))
     assert [(a["gflops_per_j"], b["gflops_per_j"]) for a, b in pairs] == [("101", "100"), ("199", "200")]
 
