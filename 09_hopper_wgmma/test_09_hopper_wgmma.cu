@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels.cuh"
@@ -121,72 +122,59 @@ TEST_CASE("09: every step is right on the shapes of TMA's edges, rings and persi
     wb::test::check_variants(kTf32Variants, hopper_cases(), 23);
 }
 
-TEST_CASE("09: misaligned pointers go through the padded copy and stay right", "[gpu][09]") {
-    REQUIRE_HOPPER();
-    // A, B and C one element past an aligned start: TMA cannot read A or B from there, and C's
-    // pairs are not 8-byte aligned.
-    const wb::Shape s{100, 136, 72};
+// Every variant on A, B and C one element past an aligned start, against the FP64 reference of the
+// inputs rounded to `p`: TMA cannot read A or B from there (the padded copies), and C is neither 8-
+// nor 16-byte aligned (no pairs, no TMA stores).
+template <class T, class Variant>
+void check_misaligned(const wb::Shape& s, wb::Precision p, const std::vector<Variant>& variants, int seed) {
+    INFO("shape " << wb::to_string(s));
     std::vector<float> A(size_t(s.m) * s.k), B(size_t(s.k) * s.n);
-    wb::fill_random(A.data(), A.size(), 5, 1);
-    wb::fill_random(B.data(), B.size(), 5, 2);
-    wb::round_to(wb::Precision::fp16, A);
-    wb::round_to(wb::Precision::fp16, B);
-    const std::vector<__half> hA = wb::to_half(A), hB = wb::to_half(B);
-    wb::DeviceBuffer<__half> dA(hA.size() + 8), dB(hB.size() + 8);
+    wb::fill_random(A.data(), A.size(), seed, 1);
+    wb::fill_random(B.data(), B.size(), seed, 2);
+    wb::round_to(p, A);
+    wb::round_to(p, B);
+    auto as_inputs = [](const std::vector<float>& v) {
+        if constexpr (std::is_same_v<T, __half>)
+            return wb::to_half(v);
+        else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+            return wb::to_bf16(v);
+        else
+            return v;
+    };
+    const std::vector<T> tA = as_inputs(A), tB = as_inputs(B);
+    wb::DeviceBuffer<T> dA(tA.size() + 8), dB(tB.size() + 8);
     wb::DeviceBuffer<float> dC(size_t(s.m) * s.n + 8);
-    WB_CUDA_CHECK(cudaMemcpy(dA.get() + 1, hA.data(), hA.size() * 2, cudaMemcpyHostToDevice));
-    WB_CUDA_CHECK(cudaMemcpy(dB.get() + 1, hB.data(), hB.size() * 2, cudaMemcpyHostToDevice));
+    WB_CUDA_CHECK(cudaMemcpy(dA.get() + 1, tA.data(), tA.size() * sizeof(T), cudaMemcpyHostToDevice));
+    WB_CUDA_CHECK(cudaMemcpy(dB.get() + 1, tB.data(), tB.size() * sizeof(T), cudaMemcpyHostToDevice));
     wb::GemmView g;
     g.s = s;
     g.A = A.data();
     g.B = B.data();
     std::vector<double> value, scale;
     wb::reference_full(g, value, scale);
-    for (const wb::HgemmVariant& v : kHgemmVariants) {
+    for (const Variant& v : variants) {
         INFO("variant " << v.name);
         WB_CUDA_CHECK(cudaMemset(dC.get(), 0xFF, dC.size() * sizeof(float)));
         v.run(s.m, s.n, s.k, 1.0f, dA.get() + 1, dB.get() + 1, 0.0f, dC.get() + 1, 0);
         WB_CUDA_CHECK(cudaDeviceSynchronize());
         const std::vector<float> out = dC.download();
-        const wb::CheckResult r = wb::check_full(out.data() + 1, s.m, s.n, value, scale,
-                                                 wb::tolerance_for(wb::Precision::fp16, s.k));
+        const wb::CheckResult r = wb::check_full(out.data() + 1, s.m, s.n, value, scale, wb::tolerance_for(p, s.k));
         INFO(r.describe());
         CHECK(r.pass);
     }
 }
 
+TEST_CASE("09: misaligned pointers go through the padded copy and stay right", "[gpu][09]") {
+    REQUIRE_HOPPER();
+    check_misaligned<__half>({100, 136, 72}, wb::Precision::fp16, kHgemmVariants, 5);
+    check_misaligned<__nv_bfloat16>({100, 136, 72}, wb::Precision::bf16, kBgemmVariants, 6);
+}
+
 TEST_CASE("09: TF32 steps read A and B from any address and write C at any address", "[gpu][09]") {
     REQUIRE_HOPPER();
-    // A, B and C one float past an aligned start: both padded copies, and C neither 8- nor
-    // 16-byte aligned (step 9's epilogue then stores without TMA). N % 4 != 0 as well.
-    for (wb::Shape s : {wb::Shape{100, 136, 72}, wb::Shape{300, 517, 45}}) {
-        INFO("shape " << wb::to_string(s));
-        std::vector<float> A(size_t(s.m) * s.k), B(size_t(s.k) * s.n);
-        wb::fill_random(A.data(), A.size(), 7, 1);
-        wb::fill_random(B.data(), B.size(), 7, 2);
-        wb::round_to(wb::Precision::tf32, A);
-        wb::round_to(wb::Precision::tf32, B);
-        wb::DeviceBuffer<float> dA(A.size() + 4), dB(B.size() + 4), dC(size_t(s.m) * s.n + 4);
-        WB_CUDA_CHECK(cudaMemcpy(dA.get() + 1, A.data(), A.size() * 4, cudaMemcpyHostToDevice));
-        WB_CUDA_CHECK(cudaMemcpy(dB.get() + 1, B.data(), B.size() * 4, cudaMemcpyHostToDevice));
-        wb::GemmView g;
-        g.s = s;
-        g.A = A.data();
-        g.B = B.data();
-        std::vector<double> value, scale;
-        wb::reference_full(g, value, scale);
-        for (const wb::SgemmVariant& v : kTf32Variants) {
-            INFO("variant " << v.name);
-            WB_CUDA_CHECK(cudaMemset(dC.get(), 0xFF, dC.size() * sizeof(float)));
-            v.run(s.m, s.n, s.k, 1.0f, dA.get() + 1, dB.get() + 1, 0.0f, dC.get() + 1, 0);
-            WB_CUDA_CHECK(cudaDeviceSynchronize());
-            const std::vector<float> out = dC.download();
-            const wb::CheckResult r = wb::check_full(out.data() + 1, s.m, s.n, value, scale,
-                                                     wb::tolerance_for(wb::Precision::tf32, s.k));
-            INFO(r.describe());
-            CHECK(r.pass);
-        }
-    }
+    // N % 4 != 0 as well in the second shape.
+    for (const wb::Shape& s : {wb::Shape{100, 136, 72}, wb::Shape{300, 517, 45}})
+        check_misaligned<float>(s, wb::Precision::tf32, kTf32Variants, 7);
 }
 
 TEST_CASE("09: the check catches planted bugs", "[gpu][09]") {
