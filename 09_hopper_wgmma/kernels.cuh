@@ -152,8 +152,10 @@ dim3 persistent_grid(int M, int N) {
 }
 
 // What every launcher tells the epilogue: the shape, alpha and beta, C and how C may be written.
-template <class Cfg>
-void describe_c(WgmmaParams& p, int M, int N, int K, float alpha, float beta, float* C) {
+// pairs: whether the epilogue stores two neighbouring columns at once where C allows it; box_rows x
+// box_cols: the box of its TMA stores (0 rows: it stores without TMA).
+inline void describe_c(WgmmaParams& p, int M, int N, int K, float alpha, float beta, float* C, bool pairs,
+                       int box_rows, int box_cols) {
     p.M = M;
     p.N = N;
     p.K = K;
@@ -161,9 +163,14 @@ void describe_c(WgmmaParams& p, int M, int N, int K, float alpha, float beta, fl
     p.beta = beta;
     p.C = C;
     p.group_rows = kBand;
-    p.c_pairs = reinterpret_cast<uintptr_t>(C) % 8 == 0 && N % 2 == 0;
-    p.c_tma = Cfg::TMA_STORE && tma_can_read(C, size_t(N));
-    if (p.c_tma) p.map_c = make_tile_map(C, M, N, N, 64, Cfg::C_CHUNK_COLS);
+    p.c_pairs = pairs && reinterpret_cast<uintptr_t>(C) % 8 == 0 && N % 2 == 0;
+    p.c_tma = box_rows > 0 && tma_can_read(C, size_t(N));
+    if (p.c_tma) p.map_c = make_tile_map(C, M, N, N, box_rows, box_cols);
+}
+// The WgmmaTiling steps: pairs where C allows them, step 5's 64-row chunks for the TMA stores.
+template <class Cfg>
+void describe_c(WgmmaParams& p, int M, int N, int K, float alpha, float beta, float* C) {
+    describe_c(p, M, N, K, alpha, beta, C, true, Cfg::TMA_STORE ? 64 : 0, Cfg::C_CHUNK_COLS);
 }
 
 // The shared part of every launcher: make A and B readable by TMA (padded or transposed copies
@@ -258,16 +265,8 @@ inline void run_tf32_rs(int M, int N, int K, float alpha, const float* A, const 
     WgmmaParams p;
     p.map_a = make_tile_map(a.base, M, K, a.pitch, Cfg::BM, Cfg::BK);
     p.map_b = make_tile_map(b.base, K, N, b.pitch, Cfg::BK, Cfg::B_BOX_COLS);
-    p.M = M;
-    p.N = N;
-    p.K = K;
-    p.alpha = alpha;
-    p.beta = beta;
-    p.C = C;
-    p.group_rows = kBand;
-    p.c_pairs = false;  // the epilogue writes single floats: its neighbours are rows of C, not columns
-    p.c_tma = tma_can_read(C, size_t(N));
-    if (p.c_tma) p.map_c = make_tile_map(C, M, N, N, Cfg::C_BOX_ROWS, Cfg::C_BOX_COLS);
+    // No pairs: the epilogue writes single floats, whose neighbours are rows of C, not columns.
+    describe_c(p, M, N, K, alpha, beta, C, false, Cfg::C_BOX_ROWS, Cfg::C_BOX_COLS);
 
     const int tiles = wb::ceil_div(M, Cfg::BM) * wb::ceil_div(N, Cfg::BN);
     const dim3 grid(std::min(tiles, wb::current_device().sms));  // persistent: one block per SM at most
