@@ -26,6 +26,8 @@
 //                              ldmatrix reads from XOR-swizzled tiles, double-buffered registers
 //   step10_tf32_pipelined.cuh  tf32_pipelined: step 8 fed like step 9, the next k-step's fragments
 //                              loaded while the current ones multiply
+//   step11_tf32_swizzled.cuh   tf32_swizzled: step 10 on unpadded tiles with an XOR swizzle (B keyed by
+//                              k-row mod 4), whole 128-byte lines for the cp.async copies
 // Not a step: best_06.cuh, the `best` variants, which choose among the steps' kernels per shape.
 // What exists to explore rather than to teach (tuning tables, the precision study, rounding
 // experiments) lives in lab/ (`make tune-06`).
@@ -36,7 +38,7 @@
 // are int: the workbook keeps every matrix below 2^31 elements (options.h).
 #pragma once
 
-#include "step10_tf32_pipelined.cuh"
+#include "step11_tf32_swizzled.cuh"
 #include "best_06.cuh"
 
 namespace ch06 {
@@ -90,6 +92,11 @@ inline const wb::SgemmVariant kTf32Variants[] = {
      "+ step 9's pipeline: the next k-step's fragments loaded while the current ones multiply",
      wb::Precision::tf32, kernel_info<Mma128x128_k32_2stage>(tf32_pipelined<Mma128x128_k32_2stage, true>),
      min_cc_of<Mma128x128_k32_2stage>()},
+    {"tf32_swizzled", launch_tf32_swizzled<Mma128x128_k32_2stage_swizzled>,
+     "+ unpadded tiles with an XOR swizzle: the copies store whole 128-byte lines, the loads stay conflict-free",
+     wb::Precision::tf32,
+     kernel_info<Mma128x128_k32_2stage_swizzled>(tf32_swizzled<Mma128x128_k32_2stage_swizzled, true>),
+     min_cc_of<Mma128x128_k32_2stage_swizzled>()},
     {"tf32_best", launch_tf32_best, "per shape, the fastest of the TF32 candidates the wave model shortlists (best_06.cuh)",
      wb::Precision::tf32, {}, Tf32Inputs::kMinCc},
 };

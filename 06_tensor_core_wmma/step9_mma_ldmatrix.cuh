@@ -105,6 +105,9 @@ struct SwizzledTiles {
     // (k-step 0).
     static_assert(16 % swizzle_period_rows<A_ROW_CHUNKS>() == 0, "the keys of A must repeat within 16 rows: BK >= 32");
     static_assert(16 % swizzle_period_rows<B_ROW_CHUNKS>() == 0, "the keys of B must repeat within 16 rows: BN >= 32");
+    // Where the chunk that starts at element e of a stage's A (B) tile, row-major and unpadded, is stored.
+    __host__ __device__ static constexpr int a_offset(int e) { return swizzled<A_ROW_CHUNKS, CHUNK>(e); }
+    __host__ __device__ static constexpr int b_offset(int e) { return swizzled<B_ROW_CHUNKS, CHUNK>(e); }
 };
 
 // This lane's ldmatrix addresses inside a stage, in bytes (before the stage's base). Lanes 8q..8q+7
@@ -126,20 +129,22 @@ __host__ __device__ inline unsigned mma16_b_lane_bytes(int warp_col, int lane, i
     return unsigned(swizzled<S::B_ROW_CHUNKS, S::CHUNK>(k * Cfg::BN + col)) * 2u;
 }
 
-// The thread's chunks of the tiles starting at k0 (wmma_common.cuh, section 4), stored swizzled.
-template <class Cfg, bool VEC>
-__device__ __forceinline__ void copy_tiles_swizzled(const ChunkSources<Cfg>& src, int k0, __half* As, __half* Bs) {
-    using S = SwizzledTiles<Cfg>;
+// The thread's chunks of the tiles starting at k0 (wmma_common.cuh, section 4), stored where the
+// layout L puts them (L::a_offset, L::b_offset): this step's swizzle, or step 11's for TF32.
+template <class Cfg, bool VEC, class L = SwizzledTiles<Cfg>>
+__device__ __forceinline__ void copy_tiles_swizzled(const ChunkSources<Cfg>& src, int k0, typename Cfg::Element* As,
+                                                    typename Cfg::Element* Bs) {
+    using T = typename Cfg::Element;
 #pragma unroll
     for (int i = 0; i < Cfg::AChunks::PER_THREAD; ++i) {
-        const ChunkRef<__half> ch = src.a_chunk(k0, i);
-        copy_chunk_async<__half, VEC>(As + swizzled<S::A_ROW_CHUNKS, S::CHUNK>(ch.smem), ch.src, ch.valid);
+        const ChunkRef<T> ch = src.a_chunk(k0, i);
+        copy_chunk_async<T, VEC>(As + L::a_offset(ch.smem), ch.src, ch.valid);
     }
-    const __half* b_tile = src.b_tile_start(k0);
+    const T* b_tile = src.b_tile_start(k0);
 #pragma unroll
     for (int i = 0; i < Cfg::BChunks::PER_THREAD; ++i) {
-        const ChunkRef<__half> ch = src.b_chunk(b_tile, k0, i);
-        copy_chunk_async<__half, VEC>(Bs + swizzled<S::B_ROW_CHUNKS, S::CHUNK>(ch.smem), ch.src, ch.valid);
+        const ChunkRef<T> ch = src.b_chunk(b_tile, k0, i);
+        copy_chunk_async<T, VEC>(Bs + L::b_offset(ch.smem), ch.src, ch.valid);
     }
 }
 

@@ -97,6 +97,15 @@ void mma_drops_k_tail(int M, int N, int K, float alpha, const float* A, const fl
     wb::launch_tiled<tf32_mma_sync<Cfg, false>, Cfg::THREADS, Cfg::SMEM_BYTES>(g, tiled_grid<Cfg>(M, N), stream);
 }
 
+// Step 11 with copies and fragment loads that disagree on B's key (CopiesKeyedLikeStep9).
+using PlantedS = Mma128x128_k32_2stage_swizzled;
+void swizzled_copies_keyed_like_step9(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
+                                      float* C, cudaStream_t stream) {
+    const WmmaArgs<float> g = make_args(M, N, K, alpha, A, B, beta, C, PlantedS::BK, 1);
+    wb::launch_tiled<tf32_swizzled<PlantedS, false, CopiesKeyedLikeStep9<PlantedS>>, PlantedS::THREADS,
+                     PlantedS::SMEM_BYTES>(g, tiled_grid<PlantedS>(M, N), stream);
+}
+
 // ---- the mma.sync fragment layout, one tile ------------------------------------------------------
 // One m16n8k8 on a 16x8 A and an 8x8 B (row-major in global memory), each lane gathering its
 // registers by the layout of step8_tf32_mma_sync.cuh. BUG = 1 swaps b0 and b1 (rows t and t + 4
@@ -275,6 +284,18 @@ TEST_CASE("06: tf32_mma_sync follows the documented mma.sync layout, and a misre
         INFO("shape " << wb::to_string(s));
         CHECK(prob.verify(launch_tf32_mma_sync<PlantedM>, wb::Precision::tf32).pass);
         CHECK_FALSE(prob.verify(mma_drops_k_tail<PlantedM>, wb::Precision::tf32).pass);
+    }
+}
+
+TEST_CASE("06: tf32_swizzled fails when its copies and loads disagree on the swizzle key", "[gpu][06]") {
+    WB_REQUIRE_GPU();
+    if (device_cc() < 80) WB_SKIP_CASE("TF32 mma.sync needs sm_80");
+    // K >= 2: with one k-row of B, row 0 has key 0 under both keys and the bug hides.
+    for (wb::Shape s : {wb::Shape{33, 47, 65}, wb::Shape{130, 136, 8}, wb::Shape{1000, 1013, 777}}) {
+        wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
+        INFO("shape " << wb::to_string(s));
+        CHECK(prob.verify(launch_tf32_swizzled<PlantedS>, wb::Precision::tf32).pass);
+        CHECK_FALSE(prob.verify(swizzled_copies_keyed_like_step9, wb::Precision::tf32).pass);
     }
 }
 
@@ -650,6 +671,7 @@ TEST_CASE("06: every tile configuration's copies and warps cover its tiles exact
     check_tiling<Wmma64x64_3stage>("Wmma64x64_3stage");
     check_tiling<Tf32Wmma128x128_3stage>("Tf32Wmma128x128_3stage");
     check_tiling<Mma128x128_k32_2stage>("Mma128x128_k32_2stage");
+    check_tiling<Mma128x128_k32_2stage_swizzled>("Mma128x128_k32_2stage_swizzled");
     check_tiling<Mma64x64_k32_3stage>("Mma64x64_k32_3stage");
     check_tiling<Mma128x256_k32_4stage>("Mma128x256_k32_4stage");
 }
@@ -703,6 +725,25 @@ TEST_CASE("06: step 9's swizzle is a bijection and makes its copies and ldmatrix
     CHECK(r.worst_load_wavefronts == 1);
     CHECK(r.worst_store_wavefronts == 1);
     CHECK(r.wrong_addresses == 0);
+}
+
+TEST_CASE("06: step 11's swizzle is a bijection and makes its copies and TF32 fragment loads conflict-free", "[06]") {
+    using S = SwizzledTf32Tiles<PlantedS>;
+    // Unpadded and unswizzled: ldmatrix on rows of 128 bytes, the loads of B on rows of 512.
+    CHECK(ldmatrix_wavefronts(PlantedS::BK * 4) == 8);
+    CHECK(tf32_b_wavefronts(PlantedS::BN) == 4);
+    // Every chunk stays in its 128-byte line, and no two land on one place.
+    CHECK(chunks_misplaced(PlantedS::BM * S::A_ROW_CHUNKS, [](int c) { return S::a_offset(4 * c) / 4; }) == 0);
+    CHECK(chunks_misplaced(PlantedS::BK * S::B_ROW_CHUNKS, [](int c) { return S::b_offset(4 * c) / 4; }) == 0);
+    // B: step 9's key (k-row mod 8) leaves k-rows 0 and 1 on one pair of chunks; 2 * (k-row mod 4) does not.
+    CHECK(tf32_b_swizzled_wavefronts([](int c) { return swizzle_chunk<32>(c); }) == 2);
+    CHECK(tf32_b_swizzled_wavefronts([](int c) { return swizzle_chunk_pairs<32>(c); }) == 1);
+    const SwizzleReport r = check_swizzled_tf32_tiles<PlantedS, S>();
+    CHECK(r.worst_load_wavefronts == 1);
+    CHECK(r.worst_store_wavefronts == 1);
+    CHECK(r.wrong_addresses == 0);
+    // The planted layout (copies keyed like step 9): the loads no longer find their elements.
+    CHECK(check_swizzled_tf32_tiles<PlantedS, CopiesKeyedLikeStep9<PlantedS>>().wrong_addresses > 0);
 }
 
 TEST_CASE("06: bad input exits 2, no GPU exits 3, --help exits 0", "[06]") {

@@ -241,17 +241,22 @@ inline int accumulator_store_wavefronts(int stage_ld) {
 // ---- step 9: the swizzled tiles ----------------------------------------------------------------
 // The swizzle on a tile of `rows` rows of ROW_CHUNKS chunks: how many chunks are not moved to a
 // distinct place inside their own 128-byte line (0: a bijection that costs no memory).
-template <int ROW_CHUNKS>
-int swizzle_misplaced(int rows) {
-    std::vector<int> hits(rows * ROW_CHUNKS, 0);
+// `where` maps a chunk index of the tile to the chunk it is stored at (step 11 passes its layouts).
+template <class Where>
+int chunks_misplaced(int chunks, Where where) {
+    std::vector<int> hits(chunks, 0);
     int bad = 0;
-    for (int c = 0; c < rows * ROW_CHUNKS; ++c) {
-        const int p = swizzle_chunk<ROW_CHUNKS>(c);
-        if (p / 8 != c / 8 || p < 0 || p >= rows * ROW_CHUNKS) { ++bad; continue; }
+    for (int c = 0; c < chunks; ++c) {
+        const int p = where(c);
+        if (p / 8 != c / 8 || p < 0 || p >= chunks) { ++bad; continue; }
         ++hits[p];
     }
     for (int h : hits) bad += h > 1;
     return bad;
+}
+template <int ROW_CHUNKS>
+int swizzle_misplaced(int rows) {
+    return chunks_misplaced(rows * ROW_CHUNKS, [](int c) { return swizzle_chunk<ROW_CHUNKS>(c); });
 }
 
 // Step 9's ldmatrix reads, every warp, k-step, tile and matrix: the worst number of passes, and the
@@ -311,6 +316,84 @@ SwizzleReport check_swizzled_tiles() {
     }
     return r;
 }
+
+// ---- step 11: the swizzled TF32 tiles ------------------------------------------------------------
+// Step 11's fragment loads on the layout L, every warp, k-step and tile, at the addresses the kernel
+// forms (a lane base plus a constant): the worst number of passes of an ldmatrix matrix (8 rows of
+// 16 bytes) and of a 4-byte load of B (32 lanes); the worst for the 16-byte cp.async stores (8 lanes
+// per pass); and the lane addresses that do not hold the element the mma.sync layout asks for, with
+// the element at each place taken from what the copies store there (L::a_offset, L::b_offset).
+template <class Cfg, class L>
+SwizzleReport check_swizzled_tf32_tiles() {
+    SwizzleReport r;
+    std::vector<int> a_logical(Cfg::BM * Cfg::BK, -1), b_logical(Cfg::BK * Cfg::BN, -1);
+    for (int e = 0; e < int(a_logical.size()); ++e) a_logical[L::a_offset(e)] = e;
+    for (int e = 0; e < int(b_logical.size()); ++e) b_logical[L::b_offset(e)] = e;
+    auto note = [](std::vector<int>& lanes, int width, int& worst) {
+        worst = std::max(worst, wavefronts(lanes, width));
+        lanes.clear();
+    };
+    std::vector<int> lanes;
+    for (int warp = 0; warp < Cfg::WARPS; ++warp) {
+        const int warp_row = warp / Cfg::WARPS_N * Cfg::WM, warp_col = warp % Cfg::WARPS_N * Cfg::WN;
+        for (int s = 0; s < L::K_STEPS; ++s) {
+            for (int i = 0; i < Cfg::FM; ++i)
+                for (int lane = 0; lane < 32; ++lane) {
+                    const int bytes = int((L::a_lane_bytes(warp_row, lane) ^ L::a_step_xor(s)) + L::a_tile_bytes(i));
+                    const int row = warp_row + 16 * i + lane % 8 + 8 * (lane / 8 % 2);
+                    r.wrong_addresses += a_logical[bytes / 4] != row * Cfg::BK + 8 * s + 4 * (lane / 16);
+                    lanes.push_back(bytes);
+                    if (lane % 8 == 7) note(lanes, 16, r.worst_load_wavefronts);  // one 8x8 matrix
+                }
+            for (int j = 0; j < 2 * Cfg::FN; ++j)
+                for (int h = 0; h < 2; ++h) {  // b0, then b1
+                    for (int lane = 0; lane < 32; ++lane) {
+                        const unsigned base = L::b_lane_bytes(warp_col, lane, j % L::B_BASES);
+                        const int bytes = int(base + L::b_tile_bytes(j, s, h));
+                        const int k = 8 * s + 4 * h + lane % 4, n = warp_col + 8 * j + lane / 4;
+                        r.wrong_addresses += b_logical[bytes / 4] != k * Cfg::BN + n;
+                        lanes.push_back(bytes);
+                    }
+                    note(lanes, 4, r.worst_load_wavefronts);
+                }
+        }
+        for (int i = 0; i < Cfg::AChunks::PER_THREAD; ++i)
+            for (int lane = 0; lane < 32; ++lane) {
+                const int tid = 32 * warp + lane;
+                lanes.push_back(4 * L::a_offset(Cfg::AChunks::row(tid, i) * Cfg::BK + Cfg::AChunks::col(tid)));
+                if (lane % 8 == 7) note(lanes, 16, r.worst_store_wavefronts);
+            }
+        for (int i = 0; i < Cfg::BChunks::PER_THREAD; ++i)
+            for (int lane = 0; lane < 32; ++lane) {
+                const int tid = 32 * warp + lane;
+                lanes.push_back(4 * L::b_offset(Cfg::BChunks::row(tid, i) * Cfg::BN + Cfg::BChunks::col(tid)));
+                if (lane % 8 == 7) note(lanes, 16, r.worst_store_wavefronts);
+            }
+    }
+    return r;
+}
+
+// One 4-byte load of b0 (lane (g, t) reads B[t][g], rows of 128 floats) with the chunks of each
+// row moved by `where`: why B needs step 11's key and not step 9's.
+template <class Where>
+int tf32_b_swizzled_wavefronts(Where where) {
+    std::vector<int> lanes;
+    for (int lane = 0; lane < 32; ++lane) {
+        const int e = (lane % 4) * 128 + lane / 4;
+        lanes.push_back(4 * (where(e / 4) * 4 + e % 4));
+    }
+    return wavefronts(lanes, 4);
+}
+
+// A planted bug: the copies store B with step 9's key (k-row mod 8) while the fragment loads still
+// read step 11's places (b_lane_bytes is the base's, which uses the base's b_offset).
+template <class Cfg>
+struct CopiesKeyedLikeStep9 : SwizzledTf32Tiles<Cfg> {
+    using Base = SwizzledTf32Tiles<Cfg>;
+    __host__ __device__ static constexpr int b_offset(int e) {
+        return swizzle_chunk<Base::B_ROW_CHUNKS>(e / Base::CHUNK) * Base::CHUNK + e % Base::CHUNK;
+    }
+};
 
 // ---- step 9: one m16n8k16 tile on the GPU ----------------------------------------------------------
 // A 16x16 times B 16x16 (two n8 tiles), each lane fetching its registers with step 9's instructions
