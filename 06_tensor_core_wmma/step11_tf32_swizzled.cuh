@@ -39,8 +39,9 @@ __host__ __device__ constexpr int swizzle_chunk_pairs(int chunk) {
     return chunk ^ (2 * (chunk / ROW_CHUNKS % 4));
 }
 
-// 128x128x32, 4 warps of 64x64, 2 stages: step 8's tiles without the padding (64 KB instead of 70).
-using Mma128x128_k32_2stage_swizzled = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 2, 0, 0>;
+// 128x128x32, 4 warps of 64x64, 3 stages: step 8's tiles without the padding, one stage more (96 KB;
+// two blocks still fit on an sm_90 SM, whose registers allow two anyway).
+using Mma128x128_k32_3stage_swizzled = Tiling<Tf32MmaInputs, 128, 128, 32, 64, 64, 3, 0, 0>;
 
 // The layout of a stage and the fragment addresses on it. a_offset / b_offset: where element e of
 // the row-major, unpadded A (B) tile lives, in floats (the copies use them for the first element of

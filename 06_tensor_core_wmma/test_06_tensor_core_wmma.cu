@@ -98,7 +98,7 @@ void mma_drops_k_tail(int M, int N, int K, float alpha, const float* A, const fl
 }
 
 // Step 11 with copies and fragment loads that disagree on B's key (CopiesKeyedLikeStep9).
-using PlantedS = Mma128x128_k32_2stage_swizzled;
+using PlantedS = Mma128x128_k32_3stage_swizzled;
 void swizzled_copies_keyed_like_step9(int M, int N, int K, float alpha, const float* A, const float* B, float beta,
                                       float* C, cudaStream_t stream) {
     const WmmaArgs<float> g = make_args(M, N, K, alpha, A, B, beta, C, PlantedS::BK, 1);
@@ -671,7 +671,7 @@ TEST_CASE("06: every tile configuration's copies and warps cover its tiles exact
     check_tiling<Wmma64x64_3stage>("Wmma64x64_3stage");
     check_tiling<Tf32Wmma128x128_3stage>("Tf32Wmma128x128_3stage");
     check_tiling<Mma128x128_k32_2stage>("Mma128x128_k32_2stage");
-    check_tiling<Mma128x128_k32_2stage_swizzled>("Mma128x128_k32_2stage_swizzled");
+    check_tiling<Mma128x128_k32_3stage_swizzled>("Mma128x128_k32_3stage_swizzled");
     check_tiling<Mma64x64_k32_3stage>("Mma64x64_k32_3stage");
     check_tiling<Mma128x256_k32_4stage>("Mma128x256_k32_4stage");
 }
