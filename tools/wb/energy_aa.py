@@ -19,7 +19,7 @@ AA_BASELINE = {"sgemm": "cublas_sgemm", "gemmex_tf32": "cublas_tf32", "gemmex_fp
                "gemmex_bf16": "cublas_bgemm", "lt_fp8_e4m3": "cublaslt_fp8"}
 # Smaller calls are over in microseconds: launch overhead and the gaps between launches, not the
 # kernel, set the board's power while they run back to back, and it wanders with them. At 1024^3
-# (calls of about 15 us on the H200) the A/A rows of results/h200/runs_cae70aa.csv land a few percent
+# (calls of about 15 us on the H200) the A/A rows of results/h200/runs_cae70aa_2c4580d.csv land a few percent
 # outside the band; from 2048^3 up they stay inside it. (The timing A/A check of tools/bench.sh
 # starts at 1024^3: a time ratio of interleaved rounds is steadier than a power reading.)
 MIN_SIDE = 2048
