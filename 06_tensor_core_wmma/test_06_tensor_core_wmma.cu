@@ -508,9 +508,9 @@ TEST_CASE("06: best follows the waves and the copy path", "[06]") {
     CHECK(fp16(256, 256, 256) == "mma_64x128");
     // Element-wise path with 128 tiles of 64x128 for 132 SMs (1000x1013x4097): step 9's small tile.
     CHECK(fp16(1000, 1013, 4097) == "mma_64x128");
-    // TF32: step 10 on large shapes of the 16-byte path, step 8 on the element-wise path (N = 7651),
+    // TF32: step 11 on large shapes of the 16-byte path, step 8 on the element-wise path (N = 7651),
     // the 64x64 tile where 128x128 leaves most SMs idle.
-    CHECK(tf32(4096, 4096, 4096) == "tf32_pipelined");
+    CHECK(tf32(4096, 4096, 4096) == "tf32_swizzled");
     CHECK(tf32(1417, 7651, 8179) == "tf32_mma_sync");
     CHECK(tf32(256, 256, 256) == "mma_64x64");
     // Turing (sm_75, 64 KB per block): the 79.5 KB tile is never chosen; a GPU with no candidate
@@ -573,13 +573,26 @@ TEST_CASE("06: best's shortlist holds the winners the model alone missed", "[06]
         CHECK_FALSE(holds(list, "mma_ldmatrix"));
         CHECK_FALSE(holds(list, "mma_128x256_k64"));
     }
-    // TF32 on a large shape: step 10 alone (step 8 is modelled more than the margin slower), nothing
-    // to time; on the element-wise path step 10 has no rate and step 8 leads.
-    const auto tf32_square = shortlist(kTf32Candidates, 4096, 4096, 4096, true, 90, 132, 227 * 1024);
-    CHECK(tf32_square.size() == 1);
-    CHECK(std::string(tf32_square.front()->name) == "tf32_pipelined");
-    CHECK(std::string(shortlist(kTf32Candidates, 4096, 4096, 4095, false, 90, 132, 227 * 1024).front()->name) ==
-          "tf32_mma_sync");
+    // TF32 on a large shape: steps 11 and 10 (the same tile, rates a few percent apart), timed on the
+    // first call; step 8 is modelled more than the margin slower. On the element-wise path steps 11
+    // and 10 have no rate and step 8 leads.
+    auto tf32_names = [](const std::vector<const BestCandidate<SgemmFn>*>& list) {
+        std::vector<std::string> out;
+        for (const BestCandidate<SgemmFn>* c : list) out.push_back(c->name);
+        return out;
+    };
+    using Names = std::vector<std::string>;
+    CHECK(tf32_names(shortlist(kTf32Candidates, 4096, 4096, 4096, true, 90, 132, 227 * 1024)) ==
+          Names{"tf32_swizzled", "tf32_pipelined"});
+    const Names tf32_elementwise = tf32_names(shortlist(kTf32Candidates, 4096, 4096, 4095, false, 90, 132, 227 * 1024));
+    CHECK(tf32_elementwise.front() == "tf32_mma_sync");
+    CHECK(std::count(tf32_elementwise.begin(), tf32_elementwise.end(), "tf32_swizzled") == 0);
+    CHECK(std::count(tf32_elementwise.begin(), tf32_elementwise.end(), "tf32_pipelined") == 0);
+    // Step 11 needs 96 KB per block: sm_86 and sm_89 grant 99 KB and keep it; a block granted less
+    // (80 KB here) drops it, and step 10 (70 KB) leads.
+    CHECK(tf32_names(shortlist(kTf32Candidates, 4096, 4096, 4096, true, 86, 84, 99 * 1024)) ==
+          Names{"tf32_swizzled", "tf32_pipelined"});
+    CHECK(tf32_names(shortlist(kTf32Candidates, 4096, 4096, 4096, true, 86, 84, 80 * 1024)) == Names{"tf32_pipelined"});
     // Every entry lies within the margin of the first, in the model's order.
     for (bool vec16 : {true, false})
         for (wb::Shape s : {wb::Shape{300, 5000, 700}, wb::Shape{2000, 2000, 2000}, wb::Shape{8000, 300, 4000}}) {
@@ -602,6 +615,8 @@ TEST_CASE("06: the smallest GPU of each configuration", "[06]") {
     CHECK(min_cc_of<Tf32Wmma128x128_3stage>() == 80);  // TF32
     CHECK(min_cc_of<Mma128x128_k32_2stage>() == 80);   // step 8: 70 KB, every TF32 GPU
     CHECK(min_cc_of<Mma128x256_k32_4stage>() == 80);   // step 9: 96 KB, every sm_80+ GPU grants it
+    CHECK(min_cc_of<Mma128x128_k32_3stage_swizzled>() == 80);  // step 11: 96 KB, the same
+    CHECK(Mma128x128_k32_3stage_swizzled::SMEM_BYTES == 96 * 1024);
 }
 
 TEST_CASE("06: FP16 overflows above 65504 and underflows below 2^-24; TF32 does not", "[06]") {

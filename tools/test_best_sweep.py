@@ -139,6 +139,10 @@ class TestLabMirrors:
                     "mma_64x64": "m_64x64_w32x32_s3", "mma_ldmatrix": "hm_128x256_w64x64_s4",
                     "mma_128x256_k64": "hm_128x256_w64x64_k64_s3", "mma_64x128": "hm_64x128_w32x64_s4",
                     "tf32_pipelined": "p_128x128_w64x64_k32_s2"}
-        assert len(in_file) == 12, in_file
+        assert len(in_file) == 13, in_file
         for name, rates in in_file.items():
             assert printed[lab_name.get(name, name)] == rates, name
+        # ... in the same order (a tie of the model goes to the first), step 11 leading TF32
+        in_order = [lab_name.get(name, name) for name in in_file]
+        assert in_order == [v for prec in ("fp16", "tf32") for _, v, _, _ in best_06.CANDIDATES[prec]]
+        assert in_file["tf32_swizzled"][1] == 0  # 16-byte path only

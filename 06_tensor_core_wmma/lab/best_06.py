@@ -22,8 +22,10 @@ row of the same precision (median, worst, and shapes more than 3% slower), and t
 
     python3 lab/best_06.py                      the sweeps in lab/calib (H200, one run each, the ladder
                                                 and the configurations), the ladder sweep of
-                                                results/h200/sweeps/after_seed4242 and step 10's
-                                                configurations (results/h200/tune06_step10.csv): the data the rates
+                                                results/h200/sweeps/after_seed4242, step 10's
+                                                configurations (results/h200/tune06_step10.csv) and
+                                                step 11's runs (results/h200/runs_cae70aa_2c4580d.csv,
+                                                three stages): the data the rates
                                                 of best_06.cuh were fitted on. The later re-checks
                                                 (after_seed515, after_seed4242_rounds) judge the rule;
                                                 give them with --add to see it replayed on them
@@ -53,7 +55,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LADDER = {
     "fp16": ["wmma_naive", "wmma_smem", "wmma_smem_skewed", "wmma_cp_async", "wmma_smem_epilogue",
              "wmma_128x256_swizzle"],
-    "tf32": ["tf32_wmma", "tf32_mma_sync", "tf32_pipelined"],
+    "tf32": ["tf32_wmma", "tf32_mma_sync", "tf32_pipelined", "tf32_swizzled"],
 }
 # precision -> candidates in the order of best_06.cuh: (name in best_06.cuh, variant in the sweeps,
 # BM, BN). On a tie of the model the first one wins.
@@ -67,19 +69,23 @@ CANDIDATES = {
              ("Mma128x256_k32_4stage (step 9)", "hm_128x256_w64x64_s4", 128, 256),
              ("Mma16_128x256_k64_3stage", "hm_128x256_w64x64_k64_s3", 128, 256),
              ("Mma16_64x128_4stage", "hm_64x128_w32x64_s4", 64, 128)],
-    "tf32": [("Mma128x128_k32_2stage (step 10)", "p_128x128_w64x64_k32_s2", 128, 128),
+    "tf32": [("Mma128x128_k32_3stage_swizzled (step 11)", "tf32_swizzled", 128, 128),
+             ("Mma128x128_k32_2stage (step 10)", "p_128x128_w64x64_k32_s2", 128, 128),
              ("Mma128x128_k32_2stage (step 8)", "tf32_mma_sync", 128, 128),
              ("Mma64x64_k32_3stage", "m_64x64_w32x32_s3", 64, 64)],
 }
 # Candidates fitted on the 16-byte path only: the one element-wise shape of their sweep
 # (calib/mma16_configs.csv, 1000x1013x4097) gives a 128x256 grid 32 tiles for 132 SMs, too idle for
 # a full-load rate. best_06.cuh gives them element-wise rate 0: never shortlisted there.
-# Step 10's tile was fitted on the three 16-byte shapes of results/h200/tune06_step10.csv; on the
-# element-wise path the copies dominate and step 8, its twin there, keeps that path.
-VEC16_ONLY = {"hm_128x256_w64x64_s4", "hm_128x256_w64x64_k64_s3", "p_128x128_w64x64_k32_s2"}
+# Step 10's tile was fitted on the three 16-byte shapes of results/h200/tune06_step10.csv, step 11's
+# on the same three shapes in results/h200/runs_cae70aa_2c4580d.csv (three runs, their median); on
+# the element-wise path the copies dominate and step 8, their twin there, keeps that path.
+VEC16_ONLY = {"hm_128x256_w64x64_s4", "hm_128x256_w64x64_k64_s3", "p_128x128_w64x64_k32_s2", "tf32_swizzled"}
 # The same kernel under two names in the sweeps: their ratio shows the noise of one run.
 SAME_KERNEL = [("tf32_mma_sync", "m_128x128_w64x64_k32_s2"), ("wmma_128x256_swizzle", "h_128x256_w64x64_s3"),
                ("wmma_smem_epilogue", "h_128x128_w64x32_s3")]
+# The runs of step 11 (three stages, beside step 10's ladder row) that its rate is fitted on.
+STEP11_RUNS = "runs_cae70aa_2c4580d.csv"
 SLOWER = 1.03
 MARGIN = 1.15  # kShortlistMargin of best_06.cuh
 
@@ -186,7 +192,8 @@ def main(argv):
     results = os.path.join(HERE, "..", "..", "results", "h200")
     default = (sorted(glob.glob(os.path.join(HERE, "calib", "*.csv"))) +
                sorted(glob.glob(os.path.join(results, "sweeps", "after_seed4242", "06_tensor_core_wmma*.csv"))) +
-               [p for p in [os.path.join(results, "tune06_step10.csv")] if os.path.exists(p)])
+               [p for p in [os.path.join(results, "tune06_step10.csv"), os.path.join(results, STEP11_RUNS)]
+                if os.path.exists(p)])
     paths = (a.csv or default) + a.add
     if not paths:
         print("best_06.py: no sweep CSVs found", file=sys.stderr)
@@ -197,7 +204,7 @@ def main(argv):
         rate = rates(times, prec, a.sms)
         print(f"{prec}: rates (G multiply-adds / s / SM; 16-byte path, element-wise path)")
         for name, variant, bm, bn in CANDIDATES[prec]:
-            print(f"  {name:32s} {bm:3d}x{bn:<3d} {rate[variant][0]:6d} {rate[variant][1]:6d}   ({variant})")
+            print(f"  {name:40s} {bm:3d}x{bn:<3d} {rate[variant][0]:6d} {rate[variant][1]:6d}   ({variant})")
         for sweep in sorted({s for s, _ in times}):
             for margin in (None, a.margin):
                 rows = replay(times, sweep, prec, rate, a.sms, margin)
