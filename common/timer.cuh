@@ -5,7 +5,8 @@
 // the GPU itself. We warm up first (module load, cuBLAS heuristics, clocks ramping up), then time
 // each launch between its own pair of events and report the median (robust to a stray slow run)
 // and the minimum.
-// A variant compared with a baseline is timed in rounds alternating with it (time_paired).
+// A variant compared with a baseline is timed in rounds alternating with it (time_paired), more
+// rounds for a short call (paired_more_rounds).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -74,7 +75,7 @@ struct PairedTiming {
     Timing variant;   // every timed launch of the variant
     Timing baseline;  // every timed launch of the baseline, from the same rounds
     double ratio = 0; // median over the rounds of (baseline's median / variant's median) in that round
-    int rounds = 0;
+    int rounds = 0;   // paired_rounds(reps), plus the ones paired_more_rounds added
     int per_round = 0;  // timed launches of each side per round
 };
 
@@ -85,14 +86,30 @@ struct PairedTiming {
 // order as often as the other: whatever the side timed second gains (a clock that has ramped up)
 // cannot lean the ratio one way.
 constexpr int kPairedRounds = 6;
+// The ratio is the median of the rounds' ratios. For a short call the six rounds last a few ms each,
+// a few tens of ms in all: too little time to average out the clock's own wander, and two runs of
+// the same pair can read a few percent apart. So a short call gets two more rounds at a time (one of
+// each order: the count stays even) while both sides together have run less than kMinPairedMs of
+// timed launches, up to kMaxPairedRounds in all. A long call passes kMinPairedMs within its first
+// rounds and keeps kPairedRounds; so does a short baseline (kMinRoundMs per round) beside a variant
+// three or more times slower than it: 6 x (2 + 6) ms = 48 ms.
+constexpr double kMinPairedMs = 48.0;
+constexpr int kMaxPairedRounds = 16;
 // A round of a short call would be a few tens of microseconds, where the time the GPU takes to
 // come back from idle between two sides is as large as a difference worth measuring: each side
 // runs for at least this long per round (more launches of a short call), at most kMaxPerRound.
 constexpr double kMinRoundMs = 2.0;
 constexpr int kMaxPerRound = 1000;
 
-// The rounds time_paired runs for `reps` timed calls: min(reps, kPairedRounds), at least 1.
+// The rounds time_paired runs first for `reps` timed calls: min(reps, kPairedRounds), at least 1.
 inline int paired_rounds(int reps) { return std::max(1, std::min(reps, kPairedRounds)); }
+
+// Whether time_paired, after `rounds` rounds whose timed launches (both sides) took `total_ms`,
+// runs two more. An odd count (fewer reps than kPairedRounds) stays as it is: two more would not
+// even out the orders.
+inline bool paired_more_rounds(int rounds, double total_ms) {
+    return rounds % 2 == 0 && rounds + 2 <= kMaxPairedRounds && total_ms < kMinPairedMs;
+}
 
 // Timed launches of each side per round: enough that each side gets >= reps in all, and that a
 // round lasts >= kMinRoundMs for a call of `call_ms` (at most kMaxPerRound, unless reps needs more).
@@ -105,8 +122,8 @@ inline int paired_per_round(int reps, double call_ms) {
 
 // Times `variant` against `baseline`: `warmup` untimed calls of each, three timed calls of the
 // baseline that size the rounds (paired_per_round), then paired_rounds(reps) rounds in alternating
-// order. `in_window(f)` runs f, the variant's launches only (e.g. inside a kernel trace window);
-// the baseline's launches run outside it.
+// order, and two more at a time while paired_more_rounds says so. `in_window(f)` runs f, the
+// variant's launches only (e.g. inside a kernel trace window); the baseline's launches run outside it.
 template <class Baseline, class Variant, class InWindow>
 PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int reps, cudaStream_t stream,
                          InWindow&& in_window) {
@@ -123,6 +140,7 @@ PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int
     t.per_round = paired_per_round(reps, summarize(probe).ms_median);
     std::vector<float> base_ms, var_ms;
     std::vector<float> ratios;
+    double total_ms = 0;  // the timed launches of both sides so far
     for (int r = 0; r < t.rounds; ++r) {
         std::vector<float> b, v;
         auto time_base = [&] { detail::time_each(baseline, t.per_round, stream, b); };
@@ -138,6 +156,10 @@ PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int
         ratios.push_back(vm > 0 ? float(summarize(b).ms_median / vm) : 0.0f);
         base_ms.insert(base_ms.end(), b.begin(), b.end());
         var_ms.insert(var_ms.end(), v.begin(), v.end());
+        for (float ms : b) total_ms += ms;
+        for (float ms : v) total_ms += ms;
+        // After the last round, two more where the rule asks: t.rounds grows, the loop goes on.
+        if (r + 1 == t.rounds && paired_more_rounds(t.rounds, total_ms)) t.rounds += 2;
     }
     t.variant = summarize(std::move(var_ms));
     t.baseline = summarize(std::move(base_ms));

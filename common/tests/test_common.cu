@@ -581,6 +581,36 @@ TEST_CASE("paired timing: an even number of rounds, each long enough to time a s
     CHECK(paired_per_round(12000, 1e-6) == 2000);  // reps above the cap still get their launches
 }
 
+TEST_CASE("paired timing: a short call gets two more rounds at a time, up to a cap") {
+    CHECK(kMaxPairedRounds % 2 == 0);
+    CHECK(kMaxPairedRounds > kPairedRounds);
+    // A short A/A pair (kMinRoundMs per side and round): six rounds make half of kMinPairedMs.
+    CHECK(paired_more_rounds(kPairedRounds, kPairedRounds * 2 * kMinRoundMs));
+    CHECK(paired_more_rounds(kPairedRounds, kMinPairedMs - 0.01));
+    CHECK_FALSE(paired_more_rounds(kPairedRounds, kMinPairedMs));  // "less than": the boundary stops
+    // Long calls: six rounds of 5 ms per side are well past it.
+    CHECK_FALSE(paired_more_rounds(kPairedRounds, kPairedRounds * 2 * 5.0));
+    // A variant three times slower than a short baseline: 6 x (2 + 6) ms keeps six rounds; one
+    // twice as slow (6 x (2 + 4) ms) gets more.
+    CHECK_FALSE(paired_more_rounds(kPairedRounds, kPairedRounds * (kMinRoundMs + 3 * kMinRoundMs)));
+    CHECK(paired_more_rounds(kPairedRounds, kPairedRounds * (kMinRoundMs + 2 * kMinRoundMs)));
+    // The cap, and an odd count (fewer reps than kPairedRounds) that two more would not even out.
+    CHECK(paired_more_rounds(kMaxPairedRounds - 2, 1.0));
+    CHECK_FALSE(paired_more_rounds(kMaxPairedRounds, 1.0));
+    CHECK_FALSE(paired_more_rounds(3, 1.0));
+    CHECK_FALSE(paired_more_rounds(1, 0.0));
+    // What time_paired makes of it: rounds of `round_ms` (both sides) until the rule stops.
+    auto rounds_for = [](double round_ms) {
+        int rounds = kPairedRounds;
+        while (paired_more_rounds(rounds, rounds * round_ms)) rounds += 2;
+        return rounds;
+    };
+    CHECK(rounds_for(2 * 2.01) == 12);             // a short A/A pair: 48 ms in 12 rounds
+    CHECK(rounds_for(2 * 1.0) == kMaxPairedRounds);  // kMaxPerRound launches of 1 us: 1 ms a side
+    CHECK(rounds_for(2 * 2.0 + 6.0) == 6);         // a variant three times slower
+    CHECK(rounds_for(2 * 10.0) == 6);              // long calls
+}
+
 TEST_CASE("the event timer reports plausible times", "[gpu]") {
     WB_REQUIRE_GPU();
     GemmProblem prob({512, 512, 512}, 1.0f, 0.0f, 1);
@@ -590,6 +620,33 @@ TEST_CASE("the event timer reports plausible times", "[gpu]") {
     CHECK(t.ms_min <= t.ms_median);
     CHECK(t.ms_median < 100);
 }
+
+namespace {
+// The rounds time_paired ran follow paired_more_rounds: recomputed from the launches it timed
+// (ms_all, in launch order, per_round of each side per round), it added two at a time exactly while
+// the rule asked for them.
+void check_rounds_follow_the_rule(const PairedTiming& t, int reps) {
+    INFO("rounds " << t.rounds << ", " << t.per_round << " launches per side and round");
+    REQUIRE(t.baseline.ms_all.size() == size_t(t.rounds) * size_t(t.per_round));
+    REQUIRE(t.variant.ms_all.size() == size_t(t.rounds) * size_t(t.per_round));
+    double total_ms = 0;  // summed as time_paired sums it: per round the baseline's, then the variant's
+    auto add_round = [&](int r) {
+        for (int i = r * t.per_round; i < (r + 1) * t.per_round; ++i) total_ms += t.baseline.ms_all[i];
+        for (int i = r * t.per_round; i < (r + 1) * t.per_round; ++i) total_ms += t.variant.ms_all[i];
+    };
+    int rounds = paired_rounds(reps);
+    REQUIRE(t.rounds >= rounds);
+    for (int r = 0; r < rounds; ++r) add_round(r);
+    while (rounds < t.rounds && paired_more_rounds(rounds, total_ms)) {
+        add_round(rounds);
+        add_round(rounds + 1);
+        rounds += 2;
+    }
+    CHECK(rounds == t.rounds);                          // it did not stop early, nor add without cause
+    CHECK_FALSE(paired_more_rounds(rounds, total_ms));  // and it stopped where the rule says
+    CHECK(t.rounds <= std::max(kMaxPairedRounds, paired_rounds(reps)));
+}
+}  // namespace
 
 TEST_CASE("paired timing alternates baseline and variant, and only the variant runs in the window", "[gpu]") {
     WB_REQUIRE_GPU();
@@ -616,25 +673,29 @@ TEST_CASE("paired timing alternates baseline and variant, and only the variant r
         inside = false;
     };
     const PairedTiming t = time_paired(baseline, variant, 2, 12, 0, window);
-    CHECK(t.rounds == kPairedRounds);
+    check_rounds_follow_the_rule(t, 12);
+    CHECK(t.rounds % 2 == 0);
     const int per_round = t.per_round;
     CHECK(per_round >= (12 + kPairedRounds - 1) / kPairedRounds);  // each side gets >= 12
     CHECK(per_round <= kMaxPerRound);
-    CHECK(t.variant.ms_all.size() == size_t(kPairedRounds * per_round));
-    CHECK(t.baseline.ms_all.size() == size_t(kPairedRounds * per_round));
     // warm-ups, the 3 timed calls (+ 1 untimed) that size the rounds, then per round one untimed call
     // and per_round timed ones of each side
-    CHECK(base_calls == 2 + 4 + kPairedRounds * (per_round + 1));
-    CHECK(var_calls == 2 + kPairedRounds * (per_round + 1));
+    CHECK(base_calls == 2 + 4 + t.rounds * (per_round + 1));
+    CHECK(var_calls == 2 + t.rounds * (per_round + 1));
     CHECK(base_outside == base_calls);  // no baseline launch inside a trace window
     CHECK(var_inside == var_calls);     // every variant launch inside one
-    CHECK(windows == 1 + kPairedRounds);
-    // After the warm-ups and the probe (b b v v b b b b): round 0 b..v.., round 1 v..b.., round 2 b..v..
+    CHECK(windows == 1 + t.rounds);
+    // After the warm-ups and the probe (b b v v b b b b): round 0 b..v.., round 1 v..b.., round 2 b..v..,
+    // and the last round, odd (the count is even), added or not, v..b..
     const std::string seq(order.begin() + 8, order.end());
     const size_t side = size_t(per_round) + 1;
+    REQUIRE(seq.size() == 2 * side * size_t(t.rounds));
     CHECK(seq.substr(0, 2 * side) == std::string(side, 'b') + std::string(side, 'v'));
     CHECK(seq.substr(2 * side, 2 * side) == std::string(side, 'v') + std::string(side, 'b'));
+    CHECK(seq.substr(seq.size() - 2 * side) == std::string(side, 'v') + std::string(side, 'b'));
     CHECK(t.ratio > 0);
+    // Fewer reps than kPairedRounds: an odd count of rounds stays as asked.
+    CHECK(time_paired(baseline, variant, 1, 3, 0, window).rounds == 3);
 
     // A/A: cuBLAS against itself reads close to 1 (loose: this is a correctness test, not a noise check).
     GemmProblem prob({1024, 1024, 1024}, 1.0f, 0.0f, 1);
@@ -642,6 +703,7 @@ TEST_CASE("paired timing alternates baseline and variant, and only the variant r
                                         [](auto&& body) { body(); });
     CHECK(aa.ratio > 0.7);
     CHECK(aa.ratio < 1.4);
+    check_rounds_follow_the_rule(aa, 10);
     // SGEMM 1024^3 takes ~0.04 ms: 2 ms per round asks for dozens of launches per side, not 10 / 6.
     CHECK(aa.per_round > 2);
     CHECK(aa.variant.ms_all.size() == size_t(aa.rounds * aa.per_round));
