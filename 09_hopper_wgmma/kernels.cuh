@@ -37,6 +37,8 @@
 //                              it, A's tile as wgmma's K-major B; the epilogue transposes back
 //   step 10 fp8_multicast      step 7 in step 5's clusters: a K-major B^T tile is split by rows,
 //                              each block multicasting its half (whole 1024-byte swizzle atoms)
+//   step 11 tf32_multicast     step 9 in clusters of two tiles along n, which share A's tile (the
+//                              larger one, 32 KB a stage): each block multicasts half of its rows
 //
 // The files, in reading order: hopper_ptx.cuh (each instruction, wrapped and explained),
 // tensor_maps.cuh (the host side of TMA and the padded copy), wgmma_pipeline.cuh (what every step
@@ -44,8 +46,9 @@
 // one file per step, each holding that step's configuration and kernel: step1_wgmma_64x128.cuh,
 // step2_wgmma_128x256.cuh, step3_warp_specialized.cuh, step4_persistent.cuh (also step 6's kernel),
 // step5_cluster_multicast.cuh, step7_fp8_e4m3.cuh, step8_pingpong.cuh, step9_tf32_rs.cuh,
-// step10_fp8_multicast.cuh. `diff stepN_*.cuh stepN+1_*.cuh` shows what step N + 1 adds (step 8 is a
-// diff against step 4, step 9 against step 6's kernel, step 4's, step 10 against steps 5 and 7).
+// step10_fp8_multicast.cuh, step11_tf32_multicast.cuh. `diff stepN_*.cuh stepN+1_*.cuh` shows what
+// step N + 1 adds (step 8 is a diff against step 4, step 9 against step 6's kernel, step 4's, step
+// 10 against steps 5 and 7, step 11 against step 9's kernel and step 10).
 // Last, this file: the launchers and the ladder table.
 //
 // Any shape: TMA fills boxes that reach past the matrix with zeros, the epilogue guards the edges of
@@ -70,6 +73,7 @@
 #include "step8_pingpong.cuh"
 #include "step9_tf32_rs.cuh"
 #include "step10_fp8_multicast.cuh"
+#include "step11_tf32_multicast.cuh"
 #include "tensor_maps.cuh"
 
 namespace ch09 {
@@ -143,11 +147,12 @@ int resident_clusters() {
     }
 }
 
-// A persistent grid: one block per tile, or per tile group of CLUSTER tiles, up to as many
-// clusters as run at once; a multiple of CLUSTER either way.
+// A persistent grid: one block per tile, or per tile group of CLUSTER tiles (TileGroups), up to as
+// many clusters as run at once; a multiple of CLUSTER either way.
 template <class Cfg, auto KERNEL>
 dim3 persistent_grid(int M, int N) {
-    const int groups = wb::ceil_div(wb::ceil_div(M, Cfg::BM), Cfg::CLUSTER) * wb::ceil_div(N, Cfg::BN);
+    const int groups =
+        TileGroups{wb::ceil_div(M, Cfg::BM), wb::ceil_div(N, Cfg::BN), Cfg::CLUSTER, Cfg::CLUSTER_ALONG_N}.count();
     return dim3(std::min(groups, resident_clusters<Cfg, KERNEL>()) * Cfg::CLUSTER);
 }
 
@@ -249,11 +254,13 @@ void run_fp8(int M, int N, int K, float alpha, wb::Fp8Operand A, wb::Fp8Operand 
 }
 
 // Step 9's launcher (TF32, A in registers): B is read as it is, K x N, by boxes of BK rows x 32
-// columns; A by boxes of BM rows x BK k, as every step reads it. Neither is transposed; either is
-// padded where TMA cannot read it. C gets its own map, boxes of 32 x 32 (the transposing epilogue's).
-inline void run_tf32_rs(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
-                        cudaStream_t stream) {
-    using Cfg = Tf32RsTiling;
+// columns; A by boxes of BM rows x BK k, as every step reads it (in step 11's clusters, BM / CLUSTER
+// rows: each block's share). Neither is transposed; either is padded where TMA cannot read it. C gets
+// its own map, boxes of 32 x 32 (the transposing epilogue's). The grid: persistent, one block per SM
+// at most, or as many clusters as run at once.
+template <class Cfg, auto KERNEL>
+void launch_tf32_rs(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                    cudaStream_t stream) {
     const bool pad_a = !tma_can_read(A, size_t(K)), pad_b = !tma_can_read(B, size_t(N));
     const size_t a_elems = pad_a ? size_t(M) * padded_pitch<float>(K) : 0;
     const size_t b_elems = pad_b ? size_t(K) * padded_pitch<float>(N) : 0;
@@ -263,14 +270,22 @@ inline void run_tf32_rs(int M, int N, int K, float alpha, const float* A, const 
     const TmaOperand<float> b = tma_operand(B, K, N, scratch + a_elems, stream);
 
     WgmmaParams p;
-    p.map_a = make_tile_map(a.base, M, K, a.pitch, Cfg::BM, Cfg::BK);
+    p.map_a = make_tile_map(a.base, M, K, a.pitch, Cfg::BM / Cfg::CLUSTER, Cfg::BK);
     p.map_b = make_tile_map(b.base, K, N, b.pitch, Cfg::BK, Cfg::B_BOX_COLS);
     // No pairs: the epilogue writes single floats, whose neighbours are rows of C, not columns.
     describe_c(p, M, N, K, alpha, beta, C, false, Cfg::C_BOX_ROWS, Cfg::C_BOX_COLS);
+    wb::launch_tiled<KERNEL, Cfg::THREADS, Cfg::SMEM_BYTES>(p, persistent_grid<Cfg, KERNEL>(M, N), stream);
+}
+inline void run_tf32_rs(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                        cudaStream_t stream) {
+    launch_tf32_rs<Tf32RsTiling, tf32_rs_kernel<Tf32RsTiling>>(M, N, K, alpha, A, B, beta, C, stream);
+}
 
-    const int tiles = wb::ceil_div(M, Cfg::BM) * wb::ceil_div(N, Cfg::BN);
-    const dim3 grid(std::min(tiles, wb::current_device().sms));  // persistent: one block per SM at most
-    wb::launch_tiled<tf32_rs_kernel<Cfg>, Cfg::THREADS, Cfg::SMEM_BYTES>(p, grid, stream);
+// Step 11's launcher: step 9's, in clusters of two blocks along n that share A's tile.
+inline void run_tf32_multicast(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                               cudaStream_t stream) {
+    launch_tf32_rs<Tf32MulticastTiling, tf32_multicast_kernel<Tf32MulticastTiling>>(M, N, K, alpha, A, B, beta, C,
+                                                                                      stream);
 }
 
 // ---- The ladder ---------------------------------------------------------------------------------------
@@ -304,7 +319,7 @@ inline const std::vector<wb::BgemmVariant> kBgemmVariants = hopper_ladder<__nv_b
 
 // Step 6: TF32 through wgmma (k = 8) on FP32 inputs, the persistent pipeline of step 4; B reaches
 // it transposed (a copy inside the timed call: TF32 wgmma has no transposed B). Step 9: the same
-// pipeline on the transposed product, B read as it is.
+// pipeline on the transposed product, B read as it is. Step 11: step 9 in clusters sharing A.
 inline const std::vector<wb::SgemmVariant> kTf32Variants = {
     {"tf32_persistent", run_step<Persistent128x256<float>>,
      "step 4's pipeline on FP32 inputs read as TF32 (m64n256k8), B transposed first", wb::Precision::tf32,
@@ -312,6 +327,12 @@ inline const std::vector<wb::SgemmVariant> kTf32Variants = {
     {"tf32_rs", run_tf32_rs,
      "C^T = B^T A^T: wgmma's A loaded into registers from B as it is (no transposed copy), A's tile as wgmma's B",
      wb::Precision::tf32, {(const void*)tf32_rs_kernel<Tf32RsTiling>, Tf32RsTiling::THREADS, Tf32RsTiling::SMEM_BYTES},
+     90},
+    {"tf32_multicast", run_tf32_multicast,
+     "step 9 in clusters of 2 along n: each block multicasts half of A's tile into both (A read once per two tiles)",
+     wb::Precision::tf32,
+     {(const void*)tf32_multicast_kernel<Tf32MulticastTiling>, Tf32MulticastTiling::THREADS,
+      Tf32MulticastTiling::SMEM_BYTES},
      90},
 };
 

@@ -8,9 +8,9 @@
 // block copies changes. Step 5 hands out B's 64-column boxes; a K-major B tile is BN rows of 128
 // bytes of k, with no columns to hand out, so it is split by rows: block `rank` copies rows
 // [rank * BN / CLUSTER, (rank + 1) * BN / CLUSTER) into the same place in every block
-// (load_stage_multicast). Each share is 128 rows x 128 bytes = 16 KB, a whole number of the
-// swizzle's 1024-byte atoms, so every block's stage looks byte for byte like a single copy of the
-// whole tile and the descriptors of mma_stage do not change.
+// (multicast_row_share, which step 11 uses for A's tile). Each share is 128 rows x 128 bytes =
+// 16 KB, a whole number of the swizzle's 1024-byte atoms, so every block's stage looks byte for
+// byte like a single copy of the whole tile and the descriptors of mma_stage do not change.
 // Against step 7: the per-tensor scales and their one multiply per tile, before the epilogue.
 #pragma once
 

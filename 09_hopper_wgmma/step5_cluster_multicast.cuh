@@ -13,22 +13,46 @@ namespace ch09 {
 template <class T>
 using Cluster2Persistent128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, true, 2, true>;
 
+// One block's share of a K-major tile split by rows over a cluster (step 10's B^T, step 11's A). Such
+// a tile is TILE_ROWS rows of 128 bytes of k, with no columns to hand out, so block `rank` copies
+// rows [rank, rank + 1) * TILE_ROWS / CLUSTER, one box of the map, to the same offset in every block
+// of the cluster. Each share is a whole number of the swizzle's 1024-byte atoms (8 rows), so it lands
+// in phase and every block's tile looks byte for byte like one copy of the whole tile: the
+// descriptors that read it do not change. row_share says where a share goes (and lets the tests
+// check, on the CPU, that the shares cover the tile once); multicast_row_share starts the copy.
+struct RowShare {
+    int first_row, rows;  // rows [first_row, first_row + rows) of the tile
+    int offset;           // their byte offset in the tile, the same in every block
+};
+__host__ __device__ constexpr RowShare row_share(int tile_rows, int cluster, int rank) {
+    const int rows = tile_rows / cluster;
+    return {rank * rows, rows, rank * rows * 128};
+}
+template <int TILE_ROWS, int CLUSTER>
+__device__ __forceinline__ void multicast_row_share(uint8_t* tile, const CUtensorMap* map, uint64_t* full, int k0,
+                                                    int row0, int rank) {
+    static_assert(TILE_ROWS % CLUSTER == 0 && (TILE_ROWS / CLUSTER) % 8 == 0,
+                  "each block's share of the rows must be whole 1024-byte swizzle atoms (8 rows of 128 bytes)");
+    constexpr uint16_t everyone = (1u << CLUSTER) - 1;
+    const RowShare share = row_share(TILE_ROWS, CLUSTER, rank);
+    tma_load_2d_multicast(tile + share.offset, map, full, k0, row0 + share.first_row, everyone);
+}
+
 // load_stage for a block of a cluster: A as there; B's tile is split into CLUSTER shares and block
 // `rank` copies share rank into every block of the cluster. Each block still receives the whole
 // stage, so it still expects STAGE_BYTES. The share depends on B's layout:
 //   MN-major (FP16, BF16): of B's 64-column boxes, those with j % CLUSTER == rank;
-//   K-major (step 10's FP8 B^T): rows [rank, rank + 1) * B_BOX_ROWS of the BN x BK tile, one box,
-//   landing at the same offset in every block (a multiple of 1024 bytes: the swizzle's phase holds).
+//   K-major (step 10's FP8 B^T): rows of the BN x BK tile, one box of B_BOX_ROWS (multicast_row_share).
 template <class Cfg>
 __device__ __forceinline__ void load_stage_multicast(const StageRing<Cfg>& ring, int s, const WgmmaParams& p, int m0,
                                                      int n0, int kt, int rank) {
     mbar_arrive_expect_tx(ring.full(s), Cfg::STAGE_BYTES);
     tma_load_2d(ring.a(s), &p.map_a, ring.full(s), kt * Cfg::BK, m0);
-    constexpr uint16_t everyone = (1u << Cfg::CLUSTER) - 1;
     if constexpr (Cfg::B_K_MAJOR) {
-        tma_load_2d_multicast(ring.b(s) + rank * Cfg::B_BOX_BYTES, &p.map_b, ring.full(s), kt * Cfg::BK,
-                              n0 + rank * Cfg::B_BOX_ROWS, everyone);
+        static_assert(Cfg::B_BOX_ROWS == Cfg::BN / Cfg::CLUSTER, "B^T's map copies one share per box");
+        multicast_row_share<Cfg::BN, Cfg::CLUSTER>(ring.b(s), &p.map_b, ring.full(s), kt * Cfg::BK, n0, rank);
     } else {
+        constexpr uint16_t everyone = (1u << Cfg::CLUSTER) - 1;
 #pragma unroll
         for (int j = rank; j < Cfg::BN / 64; j += Cfg::CLUSTER)
             tma_load_2d_multicast(ring.b(s) + j * Cfg::B_BOX_BYTES, &p.map_b, ring.full(s), n0 + 64 * j, kt * Cfg::BK,
@@ -36,33 +60,46 @@ __device__ __forceinline__ void load_stage_multicast(const StageRing<Cfg>& ring,
     }
 }
 
-// A cluster's work list, the same in every block of it. A tile group is CLUSTER vertically
-// neighbouring tiles, one per block; cluster q takes tile groups q, q + clusters, ... in the banded
-// order of wb::tile_of_block over rows of tile groups. Block `rank` computes the rank-th tile of
-// each group; when tiles_m is not a multiple of CLUSTER that tile may lie below the matrix: its
-// copies of A are all zeros and its stores are all clipped, but it still copies its share of B for
-// its neighbours.
+// A cluster's work: tile groups of CLUSTER neighbouring tiles of C, one tile per block, the same list
+// in every block of the cluster. Steps 5 and 10 stack a group's tiles down a column of tiles (they
+// need the same tile of B, which they share); step 11 lines them up along a row of tiles (the same
+// tile of A). The groups form a grid of their own, walked in the banded order of wb::tile_of_block.
+// When the tiles do not divide evenly into groups (tiles_m, or for step 11 tiles_n, not a multiple
+// of CLUSTER), the last group of each column (row) reaches past C: that block's tile lies outside C,
+// its own copies are all zeros and its stores are all clipped, but it still copies its share of the
+// shared operand for its neighbours and releases every slot, or they would wait for it forever.
+struct TileGroups {
+    int tiles_m, tiles_n;  // tiles of C
+    int cluster;           // tiles per group
+    bool along_n;          // a group's tiles lie side by side in one row of tiles (else in one column)
+
+    __host__ __device__ constexpr int rows() const { return along_n ? tiles_m : wb::ceil_div(tiles_m, cluster); }
+    __host__ __device__ constexpr int cols() const { return along_n ? wb::ceil_div(tiles_n, cluster) : tiles_n; }
+    __host__ __device__ constexpr int count() const { return rows() * cols(); }
+    // The tile of group g that block `rank` of a cluster computes (banded over `band` group rows).
+    __host__ __device__ constexpr wb::TileIndex tile(int g, int rank, int band) const {
+        const wb::TileIndex t = wb::tile_of_block(g, rows(), cols(), band);
+        return along_n ? wb::TileIndex{t.m, t.n * cluster + rank} : wb::TileIndex{t.m * cluster + rank, t.n};
+    }
+};
+
+// This block's walk: cluster q takes groups q, q + clusters, ... (every block of a cluster the same).
 template <class Cfg>
 struct ClusterTiles {
     const WgmmaParams& p;
-    int rank, tiles_m, tiles_n;
-    int group_rows;           // rows of tile groups
+    int rank;
+    TileGroups grid;
     int groups, first, step;  // this cluster's groups: first, first + step, ... below groups
 
     __device__ ClusterTiles(const WgmmaParams& p_, int rank_)
         : p(p_),
           rank(rank_),
-          tiles_m(wb::ceil_div(p_.M, Cfg::BM)),
-          tiles_n(wb::ceil_div(p_.N, Cfg::BN)),
-          group_rows(wb::ceil_div(tiles_m, Cfg::CLUSTER)),
-          groups(group_rows * tiles_n),
+          grid{wb::ceil_div(p_.M, Cfg::BM), wb::ceil_div(p_.N, Cfg::BN), Cfg::CLUSTER, Cfg::CLUSTER_ALONG_N},
+          groups(grid.count()),
           first(int(blockIdx.x) / Cfg::CLUSTER),
           step(int(gridDim.x) / Cfg::CLUSTER) {}
 
-    __device__ wb::TileIndex tile(int g) const {
-        const wb::TileIndex t = wb::tile_of_block(g, group_rows, tiles_n, p.group_rows);
-        return wb::TileIndex{t.m * Cfg::CLUSTER + rank, t.n};
-    }
+    __device__ wb::TileIndex tile(int g) const { return grid.tile(g, rank, p.group_rows); }
 };
 
 // A consumer warp is done with stage s: one arrival on its empty barrier in every block of the

@@ -25,6 +25,7 @@ struct Tf32RsTiling {
     using T = float;
     static constexpr int BM = 256, BN = 128, BK = 32, K_STEP = 8;  // K_STEP: the k of one .tf32 wgmma
     static constexpr int STAGES = 4, CONSUMERS = 2, CLUSTER = 1;
+    static constexpr bool CLUSTER_ALONG_N = false;  // no clusters here (step 11 forms them along n)
     // What StageRing asks of a configuration: both consumers read every stage; no turn barriers.
     static constexpr int STAGE_READERS = CONSUMERS;
     static constexpr bool PINGPONG = false;
@@ -99,6 +100,17 @@ __device__ __forceinline__ void load_fragments(RsFragments& f, const uint8_t* b_
             f[kk][v] = *reinterpret_cast<const uint32_t*>(b_tile + base[v] + kk * Tf32RsTiling::K_STEP * 128);
 }
 
+// A consumer's wgmmas on one stage, one per k-step: wgmma's A (B^T) from the fragments loaded for
+// that k-step, wgmma's B (A^T) through a K-major descriptor of A's tile (as step 6 reads B^T).
+__device__ __forceinline__ void mma_stage_rs(float (&acc)[128], const RsFragments& f, const uint8_t* a_tile) {
+    // BEGIN SOLUTION: per k-step: A descriptor 32 bytes further along; one register-A wgmma
+    const uint32_t a0 = smem_u32(a_tile);
+#pragma unroll
+    for (int kk = 0; kk < Tf32RsTiling::BK / Tf32RsTiling::K_STEP; ++kk)
+        wgmma_m64n256k8_tf32_rs(acc, f[kk], make_smem_desc(a0 + kk * 32, 16, 1024), 1);
+    // END SOLUTION
+}
+
 // Like fence_accumulators: the compiler must keep these registers as they are until here (after the
 // wait_group that ends the wgmmas reading them), not reuse them for the next stage's loads.
 __device__ __forceinline__ void fence_fragments(RsFragments& f) {
@@ -115,11 +127,11 @@ __device__ __forceinline__ void fence_fragments(RsFragments& f) {
 // alternating buffers, then one thread stores both boxes with TMA, which clips what lies outside C.
 // (These shared-memory writes meet 2-way bank conflicts: the column order suits the fragment loads,
 // which run on every k-tile, not these, which run once per tile.)
-// Where TMA cannot write C (p.c_tma false) each value goes straight to C, guarded.
+// Where TMA cannot write C (p.c_tma false) each value goes straight to C, guarded. (Cfg: this
+// tiling, or step 11's, the same tiling in clusters.)
+template <class Cfg>
 __device__ __forceinline__ void store_tile_transposed(const float (&acc)[128], const WgmmaParams& p,
-                                                      const StageRing<Tf32RsTiling>& ring, int consumer, int m0,
-                                                      int n0) {
-    using Cfg = Tf32RsTiling;
+                                                      const StageRing<Cfg>& ring, int consumer, int m0, int n0) {
     const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32, group = lane / 4, t = lane % 4;
     if (!p.c_tma) {
         // BEGIN SOLUTION: each value to C[row][col], row 8 jj + 2 t + e, col rs_tile_column; wb::store_c
@@ -231,12 +243,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1) tf32_rs_kernel(const __grid_c
             load_fragments(f, ring.b(s), base);
             fence_accumulators(acc);
             wgmma_fence();  // the fragments and accumulators written by ordinary code, before the wgmmas
-            // BEGIN SOLUTION: per k-step: A descriptor 32 bytes further along; one register-A wgmma
-            const uint32_t a_tile = smem_u32(ring.a(s));
-#pragma unroll
-            for (int kk = 0; kk < Cfg::BK / Cfg::K_STEP; ++kk)
-                wgmma_m64n256k8_tf32_rs(acc, f[kk], make_smem_desc(a_tile + kk * 32, 16, 1024), 1);
-            // END SOLUTION
+            mma_stage_rs(acc, f, ring.a(s));
             wgmma_commit();
             wgmma_wait<1>();  // the previous k-tile's group is done: its slot and `in_flight` are free
             fence_accumulators(acc);

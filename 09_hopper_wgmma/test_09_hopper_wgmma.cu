@@ -1,8 +1,9 @@
 // test_09_hopper_wgmma - every step of the Hopper ladder, FP16, BF16, TF32 and FP8 E4M3, against
 // the double-precision reference: the spec's shapes, shapes TMA cannot describe (the padded copy),
-// misaligned pointers, rings that wrap many times, persistent blocks with many tiles each, and
-// planted bugs the check must catch. CPU checks: the descriptor bits, the padding rule, the
-// shared-memory budgets, the exit statuses, E4M3 rounding and the FP8 error bound.
+// misaligned pointers, rings that wrap many times, persistent blocks with many tiles each, clusters
+// whose second tile lies past C, and planted bugs the check must catch. CPU checks: the descriptor
+// bits, the padding rule, the shared-memory budgets, the exit statuses, E4M3 rounding, the FP8 error
+// bound, the clusters' tile groups and row shares.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -104,6 +105,36 @@ std::vector<wb::test::GemmCase> fp8_cluster_cases() {
         {{2000, 3000, 520}, 1.0f, 0.0f, "96 tile groups: some clusters take two"},
         {{4100, 700, 136}, 1.0f, 0.0f, "33 tile rows: 17 groups a column, many per cluster, phantom tiles"},
     };
+}
+
+// Shapes aimed at step 11's clusters: tile groups of two tile columns (128 columns each) sharing
+// A's tile. Where tiles_n is odd the last group of every tile row has one tile inside C and one
+// past it. (beta == 0 runs with C poisoned with NaN.)
+std::vector<wb::test::GemmCase> tf32_cluster_cases() {
+    return {
+        {{300, 300, 200}, 1.0f, 0.0f, "3 tile columns: the last group's second tile lies past C"},
+        {{300, 100, 77}, 0.5f, 2.0f, "one tile column: every group's second tile lies past C; K = 77, beta != 0"},
+        {{513, 260, 33}, 1.0f, 0.0f, "N = 260: the second tile of the last group holds 4 columns of C; 2 k-tiles"},
+        {{100, 1000, 1000}, 1.0f, 0.0f, "one tile row of 8 tiles: 4 groups, A's tile mostly past M"},
+        {{1000, 1013, 130}, 0.75f, -0.5f, "N = 1013: 8 tile columns, the last one short; odd K; beta != 0"},
+        {{2100, 3000, 96}, 1.0f, 0.0f, "9 x 24 tiles: 108 groups, some clusters take two"},
+        {{4100, 1150, 136}, 1.0f, 0.0f, "17 x 9 tiles: 85 groups, 17 with a tile past C, many per cluster"},
+    };
+}
+
+// Step 11 with K cut short by one k-step, and step 11's kernel with its tile groups down a column
+// of tiles (step 5's direction): the two blocks then share A's tile although they cover different
+// rows of C, so each multiplies half of its rows by its partner's rows of A.
+void multicast_drops_last_k(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                            cudaStream_t st) {
+    run_tf32_multicast(M, N, K > 8 ? K - 8 : K, alpha, A, B, beta, C, st);
+}
+struct Tf32MulticastAlongM : Tf32MulticastTiling {
+    static constexpr bool CLUSTER_ALONG_N = false;
+};
+void multicast_along_m(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                       cudaStream_t st) {
+    launch_tf32_rs<Tf32MulticastAlongM, tf32_multicast_kernel<Tf32MulticastAlongM>>(M, N, K, alpha, A, B, beta, C, st);
 }
 
 }  // namespace
@@ -258,6 +289,116 @@ TEST_CASE("09: the FP8 check catches planted bugs", "[gpu][09]") {
         CHECK_FALSE(prob.verify(fp8_drops_last_k<Fp8Cluster2Persistent128x256>).pass);
         CHECK_FALSE(prob.verify(fp8_unscaled<Fp8Cluster2Persistent128x256>).pass);
     }
+}
+
+TEST_CASE("09: step 11 (TF32 in clusters sharing A) is right where a cluster's second tile lies past C", "[gpu][09]") {
+    REQUIRE_HOPPER();
+    wb::test::check_variants(kTf32Variants, tf32_cluster_cases(), 29);
+}
+
+TEST_CASE("09: the check catches step 11's planted bugs", "[gpu][09]") {
+    REQUIRE_HOPPER();
+    // 300 x 520: 2 x 5 tiles, so each tile row ends in a group with one tile past C.
+    for (wb::Shape s : {wb::Shape{300, 520, 200}, wb::Shape{2048, 2048, 600}}) {
+        INFO("shape " << wb::to_string(s));
+        wb::GemmProblem prob(s, 1.0f, 0.0f, 3);
+        CHECK(prob.verify(run_tf32_multicast, wb::Precision::tf32).pass);
+        CHECK_FALSE(prob.verify(multicast_drops_last_k, wb::Precision::tf32).pass);
+        CHECK_FALSE(prob.verify(multicast_along_m, wb::Precision::tf32).pass);
+    }
+}
+
+// Every block of every cluster, walking its groups as the kernel does: each tile of C is computed
+// exactly once, a group's tiles share the operand the cluster multicasts, and the tiles past C are
+// exactly the second tiles of groups that reach past the last tile row (column).
+void check_tile_walk(int tiles_m, int tiles_n, int cluster, bool along_n, int band, int clusters) {
+    INFO("tiles " << tiles_m << " x " << tiles_n << ", cluster " << cluster << (along_n ? " along n" : " along m")
+                  << ", band " << band << ", " << clusters << " clusters");
+    const TileGroups grid{tiles_m, tiles_n, cluster, along_n};
+    std::vector<int> seen(size_t(tiles_m) * tiles_n, 0);
+    int past = 0, walked = 0;
+    for (int q = 0; q < clusters; ++q)
+        for (int g = q; g < grid.count(); g += clusters) {
+            const wb::TileIndex first = grid.tile(g, 0, band);
+            for (int rank = 0; rank < cluster; ++rank) {
+                const wb::TileIndex t = grid.tile(g, rank, band);
+                ++walked;
+                CHECK((along_n ? t.m == first.m && t.n == first.n + rank : t.n == first.n && t.m == first.m + rank));
+                REQUIRE(t.m >= 0);
+                REQUIRE(t.n >= 0);
+                REQUIRE(t.m < (along_n ? tiles_m : wb::ceil_div(tiles_m, cluster) * cluster));
+                REQUIRE(t.n < (along_n ? wb::ceil_div(tiles_n, cluster) * cluster : tiles_n));
+                if (t.m >= tiles_m || t.n >= tiles_n) {
+                    CHECK(rank > 0);  // a group's first tile is always inside C
+                    ++past;
+                    continue;
+                }
+                ++seen[size_t(t.m) * tiles_n + t.n];
+            }
+        }
+    for (int n : seen) CHECK(n == 1);
+    CHECK(walked == grid.count() * cluster);
+    CHECK(past == grid.count() * cluster - tiles_m * tiles_n);
+}
+
+TEST_CASE("09: tile groups cover C once along m (steps 5 and 10) and along n (step 11)", "[09]") {
+    for (bool along_n : {false, true})
+        for (int clusters : {1, 3, 66})
+            for (int band : {1, 8}) {
+                check_tile_walk(1, 1, 2, along_n, band, clusters);
+                check_tile_walk(16, 32, 2, along_n, band, clusters);  // 4096 x 4096 in step 11's tiles
+                check_tile_walk(9, 3, 2, along_n, band, clusters);
+                check_tile_walk(17, 9, 2, along_n, band, clusters);
+                check_tile_walk(2, 5, 2, along_n, band, clusters);
+            }
+    // Which neighbours: step 11's groups lie along n (tile columns 2g and 2g + 1 of one tile row).
+    const TileGroups rs{16, 32, 2, true};
+    CHECK(rs.count() == 16 * 16);
+    CHECK(rs.tile(0, 1, 8).m == 0);
+    CHECK(rs.tile(0, 1, 8).n == 1);
+    CHECK(rs.tile(1, 0, 8).m == 1);  // down the band first, as wb::tile_of_block walks
+    CHECK(rs.tile(1, 0, 8).n == 0);
+    const TileGroups odd{2, 5, 2, true};
+    CHECK(odd.count() == 6);
+    CHECK(odd.tile(5, 1, 8).n == 5);  // past C's last tile column (4)
+}
+
+TEST_CASE("09: a tile split by rows over a cluster: shares cover it once on whole swizzle atoms", "[09]") {
+    // Step 10 splits B^T's tile (BN rows), step 11 A's tile (BM rows), both 128 bytes a row.
+    using Fc = Fp8Cluster2Persistent128x256;
+    using Mc = Tf32MulticastTiling;
+    for (int tile_rows : {Fc::BN, Mc::BM}) {
+        INFO(tile_rows << " rows");
+        std::vector<int> seen(tile_rows, 0);
+        for (int rank = 0; rank < 2; ++rank) {
+            const RowShare share = row_share(tile_rows, 2, rank);
+            CHECK(share.rows == tile_rows / 2);
+            CHECK(share.offset == share.first_row * 128);
+            CHECK(share.offset % 1024 == 0);
+            CHECK(share.rows * 128 % 1024 == 0);
+            for (int r = share.first_row; r < share.first_row + share.rows; ++r) ++seen[r];
+        }
+        for (int n : seen) CHECK(n == 1);
+    }
+    // Each share is one box of the map its launcher makes.
+    CHECK(row_share(Fc::BN, Fc::CLUSTER, 1).rows == Fc::B_BOX_ROWS);
+    CHECK(row_share(Mc::BM, Mc::CLUSTER, 1).rows == Mc::BM / Mc::CLUSTER);
+    CHECK(row_share(Mc::BM, Mc::CLUSTER, 1).rows * 128 == 16 * 1024);
+    CHECK(Mc::CLUSTER * row_share(Mc::BM, Mc::CLUSTER, 0).rows * 128 == Mc::A_BYTES);
+    // Step 11: step 9's stages and epilogue (each block still receives whole 48 KB stages), in
+    // clusters of 2 along n, sharing the operand whose tile is the larger (A: 32 KB against 16 KB).
+    CHECK(Mc::CLUSTER == 2);
+    CHECK(Mc::CLUSTER_ALONG_N);
+    CHECK_FALSE(Tf32RsTiling::CLUSTER_ALONG_N);
+    CHECK(Mc::A_BYTES == 2 * Mc::B_BYTES);
+    CHECK(Mc::STAGE_BYTES == Tf32RsTiling::STAGE_BYTES);
+    CHECK(Mc::SMEM_BYTES == Tf32RsTiling::SMEM_BYTES);
+    CHECK(Mc::SMEM_BYTES <= 227 * 1024);
+    REQUIRE(kTf32Variants.size() >= 3);
+    CHECK(std::string(kTf32Variants[2].name) == "tf32_multicast");
+    CHECK(kTf32Variants[2].precision == wb::Precision::tf32);
+    CHECK(kTf32Variants[2].min_cc == 90);
+    CHECK(kTf32Variants[2].info.kernel == (const void*)tf32_multicast_kernel<Mc>);
 }
 
 TEST_CASE("09: E4M3 rounding: every value round-trips, ties go to even, 448 saturates, NaN stays", "[09]") {

@@ -34,7 +34,8 @@ namespace ch09 {
 // PRODUCER  one more warpgroup that only copies (steps 3-5, 8); without it thread 0 issues the copies
 //           between its own wgmmas (steps 1-2)
 // PERSISTENT the grid is one block per SM, each looping over tiles (steps 4-8, 10)
-// CLUSTER   blocks per cluster (steps 5 and 10: 2); they share B's copies by TMA multicast
+// CLUSTER   blocks per cluster (steps 5 and 10: 2); they share B's copies by TMA multicast, so their
+//           tiles neighbour down a column of C (CLUSTER_ALONG_N false: step 11's tiles lie along a row)
 // TMA_STORE shared memory is reserved for step 5's epilogue, which writes C by TMA stores
 // PINGPONG  step 8: each consumer owns a whole BM x BN tile of its own (not BM / CONSUMERS rows of a
 //           shared one), so a stage is read by one consumer only, and two more mbarriers pass the
@@ -52,6 +53,7 @@ struct WgmmaTiling {
     static constexpr bool B_K_MAJOR = std::is_same_v<T, float> || ELEM == 1;
     static constexpr bool PRODUCER = PRODUCER_, PERSISTENT = PERSISTENT_, TMA_STORE = TMA_STORE_, PINGPONG = PINGPONG_;
     static constexpr int CLUSTER = CLUSTER_;
+    static constexpr bool CLUSTER_ALONG_N = false;  // a cluster's tiles share B (ClusterTiles)
     static constexpr int WG_ROWS = PINGPONG ? BM : BM / CONSUMERS;  // rows of C per consumer warpgroup
     static constexpr int STAGE_READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups that read each stage
     static constexpr int WG_MMAS = WG_ROWS / 64;                    // 64-row wgmmas per consumer and k-step
