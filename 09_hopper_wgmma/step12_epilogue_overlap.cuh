@@ -53,8 +53,8 @@ namespace ch09 {
 template <class T>
 struct EpilogueOverlap128x256 : Cluster2Persistent128x256<T> {
     using Base = Cluster2Persistent128x256<T>;
-    static constexpr int EPI_SLOTS = 2;  // ring slots a tile's epilogue borrows
-    static constexpr int LEAD = Base::STAGES - EPI_SLOTS;  // k-tiles of the next tile before them, at most
+    static constexpr int EPI_SLOTS = 2;                             // ring slots a tile's epilogue borrows
+    static constexpr int LEAD = Base::STAGES - EPI_SLOTS;           // k-tiles of the next tile before them, at most
     static constexpr int C_CHUNKS = Base::BN / Base::C_CHUNK_COLS;  // chunks of C per consumer: 8
     static constexpr int SLOT_CHUNKS = Base::STAGE_BYTES / (Base::CONSUMERS * Base::C_CHUNK_BYTES);  // 3
     static constexpr int BUFFER_CHUNKS = Base::EPI_BYTES / (Base::CONSUMERS * Base::C_CHUNK_BYTES);  // 2

@@ -84,7 +84,7 @@ __device__ __forceinline__ void write_c_chunk(const float (&acc)[Cfg::WG_MMAS][C
 #pragma unroll
     for (int jj = 0; jj < Cfg::C_CHUNK_COLS / 8; ++jj) {
         const int slice = j * (Cfg::C_CHUNK_COLS / 8) + jj;  // 8-column slice of the accumulator
-        const int col = 8 * jj + 2 * (lane % 4);              // column inside the chunk (even)
+        const int col = 8 * jj + 2 * (lane % 4);             // column inside the chunk (even)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int r = warp * 16 + lane / 4 + 8 * h;
