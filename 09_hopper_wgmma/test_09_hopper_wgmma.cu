@@ -49,6 +49,7 @@ std::vector<wb::test::GemmCase> hopper_cases() {
         {{4100, 2100, 64}, 1.0f, 0.0f, "epilogue_overlap: one k-tile a tile, 2-3 tiles per block: lent slots after it"},
         {{3000, 3000, 128}, 0.5f, 1.0f, "epilogue_overlap: two k-tiles a tile (lead = K), beta != 0 read beside the stores"},
         {{8200, 4100, 200}, 1.0f, 0.0f, "epilogue_overlap: 4 k-tiles, 8-9 tiles per block: staging_free's phases wrap"},
+        {{2100, 4099, 130}, 1.0f, 0.0f, "epilogue_overlap: N % 4 != 0, no TMA stores: the consumers release the lent slots"},
     };
 }
 
