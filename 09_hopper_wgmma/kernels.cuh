@@ -39,6 +39,9 @@
 //                              each block multicasting its half (whole 1024-byte swizzle atoms)
 //   step 11 tf32_multicast     step 9 in clusters of two tiles along n, which share A's tile (the
 //                              larger one, 32 KB a stage): each block multicasts half of its rows
+//   step 12 epilogue_overlap   step 5 whose epilogue borrows two slots of the ring: a tile's whole C
+//                              fits in shared memory, a thread of the producer warpgroup stores it
+//                              while the consumers run the next tile's k-loop (FP16 and BF16)
 //
 // The files, in reading order: hopper_ptx.cuh (each instruction, wrapped and explained),
 // tensor_maps.cuh (the host side of TMA and the padded copy), wgmma_pipeline.cuh (what every step
@@ -46,9 +49,10 @@
 // one file per step, each holding that step's configuration and kernel: step1_wgmma_64x128.cuh,
 // step2_wgmma_128x256.cuh, step3_warp_specialized.cuh, step4_persistent.cuh (also step 6's kernel),
 // step5_cluster_multicast.cuh, step7_fp8_e4m3.cuh, step8_pingpong.cuh, step9_tf32_rs.cuh,
-// step10_fp8_multicast.cuh, step11_tf32_multicast.cuh. `diff stepN_*.cuh stepN+1_*.cuh` shows what
-// step N + 1 adds (step 8 is a diff against step 4, step 9 against step 6's kernel, step 4's, step
-// 10 against steps 5 and 7, step 11 against step 9's kernel and step 10).
+// step10_fp8_multicast.cuh, step11_tf32_multicast.cuh, step12_epilogue_overlap.cuh.
+// `diff stepN_*.cuh stepN+1_*.cuh` shows what step N + 1 adds (step 8 is a diff against step 4, step
+// 9 against step 6's kernel, step 4's, step 10 against steps 5 and 7, step 11 against step 9's kernel
+// and step 10, step 12 against step 5).
 // Last, this file: the launchers and the ladder table.
 //
 // Any shape: TMA fills boxes that reach past the matrix with zeros, the epilogue guards the edges of
@@ -74,6 +78,7 @@
 #include "step9_tf32_rs.cuh"
 #include "step10_fp8_multicast.cuh"
 #include "step11_tf32_multicast.cuh"
+#include "step12_epilogue_overlap.cuh"
 #include "tensor_maps.cuh"
 
 namespace ch09 {
@@ -83,7 +88,8 @@ namespace ch09 {
 // Fp8Persistent128x256 (step 7), Pingpong128x128 (step 8) and Fp8Cluster2Persistent128x256 (step 10),
 // each a
 // WgmmaTiling<T, BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT, CLUSTER, TMA_STORE, PINGPONG>
-// (wgmma_pipeline.cuh). Shared memory per stage: (BM + BN) * 128 bytes, whatever the input type.
+// (wgmma_pipeline.cuh); EpilogueOverlap128x256 (step 12) is step 5's with the epilogue's barriers.
+// Shared memory per stage: (BM + BN) * 128 bytes, whatever the input type.
 
 constexpr int kBand = 8;  // tile rows per band of the tile order (wb::tile_of_block)
 
@@ -227,6 +233,16 @@ wb::KernelInfo info() {
     return {(const void*)kernel_for<Cfg>(), Cfg::THREADS, Cfg::SMEM_BYTES};
 }
 
+// Step 12's launcher: step 5's configuration and roles (EpilogueOverlap128x256 is step 5's
+// configuration with the epilogue's barriers added), so it names its own kernel rather than going
+// through kernel_for.
+template <class T>
+void run_epilogue_overlap(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C,
+                          cudaStream_t stream) {
+    using Cfg = EpilogueOverlap128x256<T>;
+    launch_wgmma<Cfg, epilogue_overlap_kernel<Cfg>>(M, N, K, alpha, A, B, beta, C, stream);
+}
+
 // The launcher of steps 7 and 10 (FP8 E4M3): A is M x K, Bt is N x K, both read along K by TMA; a
 // row of fewer than a multiple of 16 bytes (K % 16 != 0) or a pointer off 16 bytes goes through the
 // padded copy, inside the timed call. The scales stay device pointers for the kernel to read. Bt's
@@ -311,6 +327,12 @@ std::vector<wb::Gemm16Variant<T>> hopper_ladder() {
         {"pingpong", run_step<Pingpong128x128<T>>,
          "a 128 x 128 tile per consumer; consumers take turns on the tensor cores, one's stores under the other's math",
          info<Pingpong128x128<T>>(), 90},
+        // Step 12.
+        {"epilogue_overlap", run_epilogue_overlap<T>,
+         "step 5 whose epilogue borrows 2 ring slots: C staged whole, stored by another thread under the next k-loop",
+         {(const void*)epilogue_overlap_kernel<EpilogueOverlap128x256<T>>, EpilogueOverlap128x256<T>::THREADS,
+          EpilogueOverlap128x256<T>::SMEM_BYTES},
+         90},
     };
 }
 

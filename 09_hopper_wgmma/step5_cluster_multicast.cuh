@@ -110,40 +110,50 @@ __device__ __forceinline__ void release_to_cluster(const StageRing<Cfg>& ring, i
         for (int cta = 0; cta < Cfg::CLUSTER; ++cta) mbar_arrive_cluster(ring.empty(s), cta);
 }
 
-// The epilogue of one consumer warpgroup (64 rows), through shared memory: the accumulators go, with
-// alpha and beta applied, into a buffer of 64 rows x 32 floats laid out with TMA's 128-byte swizzle
-// (16-byte chunk c of row r sits at chunk c ^ (r % 8): the warp's writes spread over all banks), then
-// one thread stores the buffer with TMA, which clips what lies outside C. Two buffers alternate;
-// before refilling one, its store issued two chunks earlier must have finished reading it.
+// One chunk of a consumer warpgroup's C (64 rows x 32 floats: columns 32 j .. 32 j + 31 of its
+// slice), alpha and beta applied, into a buffer laid out with TMA's 128-byte swizzle (16-byte chunk
+// c of row r sits at chunk c ^ (r % 8): the warp's writes spread over all banks). Step 12 writes
+// its chunks with it too.
+template <class Cfg>
+__device__ __forceinline__ void write_c_chunk(const float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2], const WgmmaParams& p,
+                                              float* buf, int j, int row0, int col0) {
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+#pragma unroll
+    for (int jj = 0; jj < Cfg::C_CHUNK_COLS / 8; ++jj) {
+        const int slice = j * (Cfg::C_CHUNK_COLS / 8) + jj;  // 8-column slice of the accumulator
+        const int col = 8 * jj + 2 * (lane % 4);             // column inside the chunk (even)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = warp * 16 + lane / 4 + 8 * h;
+            float v0 = p.alpha * acc[0][4 * slice + 2 * h], v1 = p.alpha * acc[0][4 * slice + 2 * h + 1];
+            if (p.beta != 0.0f) {  // C is read only when beta != 0 (it may hold NaN otherwise)
+                const int row = row0 + r, gcol = col0 + j * Cfg::C_CHUNK_COLS + col;
+                const float* c = p.C + size_t(row) * p.N + gcol;
+                if (row < p.M && gcol < p.N) v0 += p.beta * c[0];
+                if (row < p.M && gcol + 1 < p.N) v1 += p.beta * c[1];
+            }
+            const int chunk16 = (col / 4) ^ (r % 8);
+            *reinterpret_cast<float2*>(reinterpret_cast<uint8_t*>(buf) + r * 128 + chunk16 * 16 + (col % 4) * 4) =
+                make_float2(v0, v1);
+        }
+    }
+}
+
+// The epilogue of one consumer warpgroup (64 rows), through shared memory: chunk by chunk, the
+// accumulators go into a buffer (write_c_chunk), then one thread stores the buffer with TMA, which
+// clips what lies outside C. Two buffers alternate; before refilling one, its store issued two
+// chunks earlier must have finished reading it.
 template <class Cfg>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::WG_MMAS][Cfg::BN / 2], const WgmmaParams& p,
                                                const StageRing<Cfg>& ring, int consumer, int row0, int col0) {
-    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int t = threadIdx.x % 128;
     const int barrier_id = 1 + consumer;  // named barrier of this warpgroup (0 is __syncthreads)
 #pragma unroll
     for (int j = 0; j < Cfg::BN / Cfg::C_CHUNK_COLS; ++j) {
         float* buf = ring.c_chunk(consumer, j % 2);
         if (t == 0) bulk_wait_group_read<1>();
         named_barrier_sync(barrier_id, 128);
-#pragma unroll
-        for (int jj = 0; jj < Cfg::C_CHUNK_COLS / 8; ++jj) {
-            const int slice = j * (Cfg::C_CHUNK_COLS / 8) + jj;  // 8-column slice of the accumulator
-            const int col = 8 * jj + 2 * (lane % 4);              // column inside the chunk (even)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = warp * 16 + lane / 4 + 8 * h;
-                float v0 = p.alpha * acc[0][4 * slice + 2 * h], v1 = p.alpha * acc[0][4 * slice + 2 * h + 1];
-                if (p.beta != 0.0f) {  // C is read only when beta != 0 (it may hold NaN otherwise)
-                    const int row = row0 + r, gcol = col0 + j * Cfg::C_CHUNK_COLS + col;
-                    const float* c = p.C + size_t(row) * p.N + gcol;
-                    if (row < p.M && gcol < p.N) v0 += p.beta * c[0];
-                    if (row < p.M && gcol + 1 < p.N) v1 += p.beta * c[1];
-                }
-                const int chunk16 = (col / 4) ^ (r % 8);
-                *reinterpret_cast<float2*>(reinterpret_cast<uint8_t*>(buf) + r * 128 + chunk16 * 16 + (col % 4) * 4) =
-                    make_float2(v0, v1);
-            }
-        }
+        write_c_chunk<Cfg>(acc, p, buf, j, row0, col0);
         fence_proxy_async_smem();  // these writes must be visible to the TMA unit's reads
         named_barrier_sync(barrier_id, 128);
         if (t == 0) {

@@ -47,6 +47,10 @@ std::vector<wb::test::GemmCase> hopper_cases() {
         {{1100, 900, 1000}, 1.0f, 0.0f, "pingpong: 72 tiles of 128 x 128, one per block: consumer 1 has none"},
         {{2000, 1900, 333}, 0.5f, 1.0f, "pingpong: 240 tiles, one or two per block, beta != 0"},
         {{4100, 4100, 136}, 1.0f, 0.0f, "pingpong: 33 x 33 tiles, 8 or 9 per block; 3 k-tiles a tile, 7 stages"},
+        {{4100, 2100, 64}, 1.0f, 0.0f, "epilogue_overlap: one k-tile a tile, 2-3 tiles per block: lent slots after it"},
+        {{3000, 3000, 128}, 0.5f, 1.0f, "epilogue_overlap: two k-tiles a tile (lead = K), beta != 0 read beside the stores"},
+        {{8200, 4100, 200}, 1.0f, 0.0f, "epilogue_overlap: 4 k-tiles, 8-9 tiles per block: staging_free's phases wrap"},
+        {{2100, 4099, 130}, 1.0f, 0.0f, "epilogue_overlap: N % 4 != 0, no TMA stores: the consumers release the lent slots"},
     };
 }
 
@@ -135,6 +139,109 @@ struct Tf32MulticastAlongM : Tf32MulticastTiling {
 void multicast_along_m(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
                        cudaStream_t st) {
     launch_tf32_rs<Tf32MulticastAlongM, tf32_multicast_kernel<Tf32MulticastAlongM>>(M, N, K, alpha, A, B, beta, C, st);
+}
+
+// A model of step 12's protocol on the CPU: the producer, the two consumers and the store thread of
+// one block, each a list of the waits and arrivals its kernel code makes, built with the kernel's
+// RingSchedule and run in a random interleaving against counting barriers. A wait checks the parity
+// rule the hardware applies (the phase of that parity completed) and that the barrier is neither
+// behind the phase before the one waited for nor past it (where a parity wait would misread it).
+// Returns "" when every role finishes, else what went wrong.
+struct ModelBarrier {
+    int expected = 1, arrived = 0, completed = 0;
+    void arrive() {
+        if (++arrived == expected) arrived = 0, ++completed;
+    }
+};
+struct ModelOp {
+    int bar;         // index into the barriers
+    int phase;       // wait: the phase that must complete (-1: the one before a fresh barrier's first)
+    int arrivals;    // arrive: how many; 0 for a wait
+};
+template <class Cfg>
+std::string run_ring_model(const RingSchedule<Cfg>& ring_uses, int tiles, unsigned seed) {
+    constexpr int S = Cfg::STAGES, C = Cfg::CONSUMERS, J = Cfg::C_CHUNKS;
+    // Barriers: full[S], empty[S], chunk_ready[C][J], staging_free.
+    auto full = [](int u) { return u % S; };
+    auto empty = [](int u) { return S + u % S; };
+    auto chunk = [](int c, int j) { return 2 * S + c * J + j; };
+    const int staging_free = 2 * S + C * J;
+    std::vector<ModelBarrier> bars(staging_free + 1);
+    for (int s = 0; s < S; ++s) bars[empty(s)].expected = C;  // one arrival per consumer in the model
+    auto wait = [](int bar, int phase) { return ModelOp{bar, phase, 0}; };
+    auto arrive = [](int bar, int n = 1) { return ModelOp{bar, 0, n}; };
+    std::vector<std::vector<ModelOp>> roles(2 + C);
+    std::vector<ModelOp>& producer = roles[0];
+    std::vector<ModelOp>& store = roles[1];
+    auto lend = [&](int e) {
+        for (int u = e; u < e + Cfg::EPI_SLOTS; ++u) {
+            producer.push_back(wait(empty(u), u / S - 1));
+            producer.push_back(arrive(full(u)));
+        }
+    };
+    int use = 0;
+    for (int n = 0; n < tiles; ++n)
+        for (int kt = 0; kt < ring_uses.k_tiles; ++kt) {
+            producer.push_back(wait(empty(use), use / S - 1));
+            producer.push_back(arrive(full(use)));
+            const int next = ring_uses.after_k_tile(use, kt, n == 0);
+            if (next != use + 1) lend(use + 1);
+            use = next;
+        }
+    lend(ring_uses.epilogue_use(use, true));
+    for (int c = 0; c < C; ++c) {
+        std::vector<ModelOp>& consumer = roles[2 + c];
+        use = 0;
+        for (int n = 0; n < tiles; ++n) {
+            int previous = -1;
+            for (int kt = 0; kt < ring_uses.k_tiles; ++kt) {
+                consumer.push_back(wait(full(use), use / S));
+                if (previous >= 0) consumer.push_back(arrive(empty(previous)));
+                previous = use;
+                use = ring_uses.after_k_tile(use, kt, n == 0);
+            }
+            consumer.push_back(arrive(empty(previous)));
+            const int e = ring_uses.epilogue_use(use, n == tiles - 1);
+            for (int u = e; u < e + Cfg::EPI_SLOTS; ++u) consumer.push_back(wait(full(u), u / S));
+            consumer.push_back(wait(staging_free, n - 1));
+            for (int j = 0; j < J; ++j) consumer.push_back(arrive(chunk(c, j)));
+        }
+    }
+    use = 0;
+    for (int n = 0; n < tiles; ++n) {
+        use = ring_uses.after_tile(use, n == 0);
+        const int e = ring_uses.epilogue_use(use, n == tiles - 1);
+        for (int j = 0; j < J; ++j)
+            for (int c = 0; c < C; ++c) store.push_back(wait(chunk(c, j), n));
+        for (int u = e; u < e + Cfg::EPI_SLOTS; ++u) store.push_back(arrive(empty(u), C));
+        store.push_back(arrive(staging_free));
+    }
+    std::vector<size_t> pc(roles.size(), 0);
+    unsigned state = seed * 2654435761u + 1;
+    for (;;) {
+        std::vector<int> ready;
+        bool all_done = true;
+        for (size_t r = 0; r < roles.size(); ++r) {
+            if (pc[r] == roles[r].size()) continue;
+            all_done = false;
+            const ModelOp& op = roles[r][pc[r]];
+            if (op.arrivals > 0) {
+                ready.push_back(int(r));
+                continue;
+            }
+            const int done = bars[op.bar].completed;
+            if (done < op.phase || done > op.phase + 1)
+                return "role " + std::to_string(r) + " waits for phase " + std::to_string(op.phase) + " of barrier " +
+                       std::to_string(op.bar) + ", which has completed " + std::to_string(done);
+            if ((done & 1) != (op.phase & 1)) ready.push_back(int(r));  // hardware: parity of phase + 1
+        }
+        if (all_done) return "";
+        if (ready.empty()) return "deadlock";
+        state = state * 1664525u + 1013904223u;
+        const int r = ready[(state >> 8) % ready.size()];
+        const ModelOp& op = roles[r][pc[r]++];
+        for (int i = 0; i < op.arrivals; ++i) bars[op.bar].arrive();
+    }
 }
 
 }  // namespace
@@ -587,6 +694,88 @@ TEST_CASE("09: every step's shared memory and threads fit one H200 block", "[09]
         CHECK(std::string(kHgemmVariants[i].name) == kBgemmVariants[i].name);
         CHECK(kHgemmVariants[i].min_cc == 90);
     }
+}
+
+TEST_CASE("09: step 12's ring schedule: every role walks the same uses, without deadlock or a misread phase", "[09]") {
+    using Cfg = EpilogueOverlap128x256<__half>;
+    for (int k_tiles = 1; k_tiles <= 9; ++k_tiles)
+        for (int tiles = 1; tiles <= 5; ++tiles) {
+            INFO("k-tiles " << k_tiles << ", tiles " << tiles);
+            const RingSchedule<Cfg> ring_uses(k_tiles);
+            // The uses, as the producer walks them: every k-tile and every epilogue use exactly
+            // once, in order, 0 .. tiles * (k_tiles + EPI_SLOTS) - 1.
+            std::vector<int> order;
+            std::vector<int> epilogue, end;  // each tile's first epilogue use, the use after its k-tiles
+            int use = 0;
+            for (int n = 0; n < tiles; ++n) {
+                const int start = use;
+                for (int kt = 0; kt < k_tiles; ++kt) {
+                    order.push_back(use);
+                    const int next = ring_uses.after_k_tile(use, kt, n == 0);
+                    for (int u = use + 1; u < next; ++u) order.push_back(u);
+                    use = next;
+                }
+                CHECK(use == ring_uses.after_tile(start, n == 0));
+                end.push_back(use);
+                epilogue.push_back(ring_uses.epilogue_use(use, n == tiles - 1));
+            }
+            for (int u = use; u < use + Cfg::EPI_SLOTS; ++u) order.push_back(u);
+            REQUIRE(int(order.size()) == tiles * (k_tiles + Cfg::EPI_SLOTS));
+            for (size_t i = 0; i < order.size(); ++i) CHECK(order[i] == int(i));
+            // A tile's epilogue borrows slots whose previous uses came before the next tile's first
+            // k-tile: the consumers are done with them when they reach the epilogue.
+            for (int n = 0; n < tiles; ++n) CHECK(epilogue[n] + Cfg::EPI_SLOTS - 1 - Cfg::STAGES < end[n]);
+            for (unsigned seed = 0; seed < 20; ++seed) CHECK(run_ring_model(ring_uses, tiles, seed) == "");
+        }
+    // Planted bug: a lead of 3 k-tiles puts the second borrowed slot on the next tile's first
+    // k-tile's slot; the producer waits for a release the consumers make only after the epilogue.
+    RingSchedule<Cfg> too_far(6);
+    too_far.lead = Cfg::LEAD + 1;
+    CHECK(run_ring_model(too_far, 3, 1) != "");
+}
+
+TEST_CASE("09: step 12's epilogue puts each chunk of C in its own place: the borrowed slots and the buffers", "[09]") {
+    using Cfg = EpilogueOverlap128x256<__half>;
+    CHECK(Cfg::C_CHUNKS == 8);
+    CHECK(Cfg::SLOT_CHUNKS == 3);
+    CHECK(Cfg::BUFFER_CHUNKS == 2);
+    CHECK(Cfg::LEAD == 2);
+    // Step 5's ring and buffers, 17 barriers more: still one H200 block.
+    CHECK(Cfg::SMEM_BYTES == Cluster2Persistent128x256<__half>::SMEM_BYTES + 17 * 8);
+    CHECK(Cfg::SMEM_BYTES <= 227 * 1024);
+    CHECK(EpilogueOverlap128x256<__nv_bfloat16>::SMEM_BYTES == Cfg::SMEM_BYTES);
+    const int buffers = Cfg::STAGES * Cfg::STAGE_BYTES;
+    for (int e = 0; e < Cfg::STAGES; ++e) {
+        INFO("first epilogue use " << e);
+        const int slot0 = e % Cfg::STAGES, slot1 = (e + 1) % Cfg::STAGES;
+        std::vector<int> owner(buffers + Cfg::EPI_BYTES, -1);  // which chunk covers each byte
+        for (int c = 0; c < Cfg::CONSUMERS; ++c)
+            for (int j = 0; j < Cfg::C_CHUNKS; ++j) {
+                const int off = epilogue_chunk_offset<Cfg>(e, c, j);
+                CHECK(off % 1024 == 0);  // the swizzle's atom
+                REQUIRE(off >= 0);
+                REQUIRE(off + Cfg::C_CHUNK_BYTES <= buffers + Cfg::EPI_BYTES);
+                // Chunks 0-5 in the two borrowed slots only (the other two hold the next tile's
+                // k-tiles meanwhile), 6-7 in the buffers.
+                const int slot = off / Cfg::STAGE_BYTES;
+                if (j < 3) CHECK(slot == slot0);
+                else if (j < 6) CHECK(slot == slot1);
+                else CHECK(off >= buffers);
+                for (int b = off; b < off + Cfg::C_CHUNK_BYTES; ++b) {
+                    CHECK(owner[b] == -1);
+                    owner[b] = c * Cfg::C_CHUNKS + j;
+                }
+            }
+        // 16 chunks of 8 KB: the two slots and the buffers, entirely.
+        int covered = 0;
+        for (int o : owner) covered += o >= 0;
+        CHECK(covered == 2 * Cfg::STAGE_BYTES + Cfg::EPI_BYTES);
+    }
+    // The ladder's row names step 12's kernel.
+    const wb::HgemmVariant& v = kHgemmVariants.back();
+    CHECK(std::string(v.name) == "epilogue_overlap");
+    CHECK(v.info.kernel == (const void*)epilogue_overlap_kernel<Cfg>);
+    CHECK(v.info.dynamic_smem == Cfg::SMEM_BYTES);
 }
 
 TEST_CASE("09: step 9's A fragments: each element once, from its swizzled address, without bank conflicts", "[09]") {

@@ -727,7 +727,8 @@ HOPPER_CHAPTER = "09_hopper_wgmma"
 # follows the named ones, in the order it was measured, without a step number.
 HOPPER_STEPS = {"wgmma_64x128": 1, "wgmma_128x256": 2, "warp_specialized": 3, "persistent": 4,
                 "cluster_multicast": 5, "tf32_persistent": 6, "fp8_e4m3": 7, "pingpong": 8, "tf32_rs": 9,
-                "fp8_multicast": 10, "tf32_multicast": 11}
+                "fp8_multicast": 10, "tf32_multicast": 11,
+                "epilogue_overlap": 12}
 HOPPER_BASELINES = {dtype: name for name, dtype in bs.GPU_BASELINES.items()}  # precision -> its cuBLAS row
 
 
