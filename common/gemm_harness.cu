@@ -607,10 +607,11 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
     std::printf("C = alpha*A*B + beta*C with alpha = %g, beta = %g; seed %llu; %d warm-up + %d timed launches, median shown%s\n",
                 opt.alpha, opt.beta, (unsigned long long)opt.seed, opt.warmup, opt.reps,
                 opt.check ? "" : "; verification OFF");
-    std::printf("each variant is timed in %d rounds alternating with cuBLAS (each side >= %.0f ms per round; "
+    const int rounds = paired_rounds(opt.reps);
+    std::printf("each variant is timed in %d round%s alternating with cuBLAS (each side >= %.0f ms per round; "
                 "up to %d rounds while both sides together have run < %.0f ms); "
                 "%% of cuBLAS is the median of the rounds' ratios\n\n",
-                paired_rounds(opt.reps), kMinRoundMs, kMaxPairedRounds, kMinPairedMs);
+                rounds, rounds == 1 ? "" : "s", kMinRoundMs, kMaxPairedRounds, kMinPairedMs);
     print_kernel_resources(ch, dev);
 
     // FP8 tensor cores (compute capability 8.9 and 9.x) run at twice the FP16 rate.

@@ -116,6 +116,8 @@ def copy_of_notes(tmp_path, files):
     ("09_hopper_wgmma/README.md", "excerpt-step5-after", "102.1", "103.1"),  # an excerpt indented in a list item
     ("06_tensor_core_wmma/README.md", "cutlass", " % |", "1 % |"),
     ("06_tensor_core_wmma/README.zh-CN.md", "cutlass", "`tf32_pipelined`", "`tf32_mma_sync`"),
+    ("06_tensor_core_wmma/README.md", "cutlass-run129", " % |", "1 % |"),
+    ("09_hopper_wgmma/README.zh-CN.md", "results-run129", "| PASS |", "| FAIL |"),
 ])
 def test_a_wrong_number_in_a_note_fails_the_check(tmp_path, path, name, old, new):
     root = copy_of_notes(tmp_path, [path, "08_end_to_end/README.md"])
@@ -258,6 +260,32 @@ def test_versus_cutlass_divides_the_two_ratios_of_the_same_precision():
     assert "| `tf32_pipelined` | TF32 | 75.0 % |" in only and "4096" not in only.split("\n")[2]
     with pytest.raises(ValueError):
         bench_summary.versus_cutlass(versus_rows(), "05_float4_vectorized", "en", "r.csv")
+
+
+def test_fill_of_another_run_writes_its_own_block_against_cutlass(tmp_path, monkeypatch):
+    """--block results-WORD fills the note's cutlass-WORD from that run's CSV, on the shapes its
+    results-WORD block shows, and leaves the bench's `cutlass` block alone."""
+    import csv as csvmod
+    from wb import fill
+    rows = versus_rows()
+    header = sorted({k for r in rows for k in r} | {"ms_median", "ms_min", "gflops", "pct_peak", "rel_err", "cc",
+                                                    "driver", "runtime", "alpha", "beta", "cublas_gflops"})
+    with open(tmp_path / "run.csv", "w", newline="") as f:
+        w = csvmod.DictWriter(f, header)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "1") for k in header})
+    os.makedirs(tmp_path / "06_tensor_core_wmma")
+    bench = "<!-- wb:fill cutlass -->\nbench\n<!-- wb:end cutlass -->\n"
+    other = "<!-- wb:fill cutlass-run1 -->\n<!-- wb:end cutlass-run1 -->\n"
+    for name in ("README.md", "README.zh-CN.md"):
+        (tmp_path / "06_tensor_core_wmma" / name).write_text("# t\n\n" + bench + "\n" + other, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert fill.main("run.csv", None, "results-run1") == 0
+    text = (tmp_path / "06_tensor_core_wmma" / "README.md").read_text(encoding="utf-8")
+    assert "\nbench\n" in text
+    assert "| `tf32_pipelined` | TF32 | 90.0 % | 75.0 % |" in text
+    assert fill.versus_of("results") == "cutlass" and fill.results_of_versus("cutlass-run1") == "results-run1"
 
 
 NOTE = "# t\n\n<!-- wb:fill results -->\n| `v` | 4096 | 98.7 % |\n<!-- wb:end results -->\n\n"

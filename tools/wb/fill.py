@@ -4,7 +4,8 @@ into the chapter's README.md and README.zh-CN.md, as the content of their block 
 left alone; --block results-WORD writes a block of that name instead, for a run that `make bench`
 must not overwrite), and the ladder of the whole run (each chapter's best variant as % of cuBLAS, chapter
 07's CUTLASS rows beside it) into the top README's block `ladder`; a note with a block `cutlass` also gets
-its chapter's variants as % of chapter 07's CUTLASS kernel of the same precision. Every number comes from the CSV; the caption names the GPU, versions, commit, date and
+its chapter's variants as % of chapter 07's CUTLASS kernel of the same precision (with --block
+results-WORD, its block cutlass-WORD). Every number comes from the CSV; the caption names the GPU, versions, commit, date and
 command. With --env, chapter 00's row (its block `env`) comes from the JSON of
 `00_env_check --json`. `python3 -m wb notes check` checks that the notes still say what the CSV says.
 
@@ -256,28 +257,40 @@ def main(csv_path, cmds_path=None, block=NAME, chosen=None):
             if filled:
                 shown = f", {len(shapes)} of its shapes" if shapes else ""
                 print(f"fill_results: {path}: {len(select(rs, shapes, csv_path))} rows{shown}")
-            if block == NAME and fill_versus(path, rows, chapter, lang, csv_path):
+            if fill_versus(path, rows, chapter, lang, csv_path, versus_of(block)):
                 return 1
     return fill_ladder(rows, csv_path) if block == NAME else 0
 
 
-def fill_versus(path, rows, chapter, lang, csv_path):
-    """Writes the note's block `cutlass` (the chapter against CUTLASS, wb.bench_summary.versus_cutlass)
-    where the note has one; 1 on an error, else 0."""
+def versus_of(block):
+    """The block against CUTLASS that goes with a results block: `cutlass`, or `cutlass-WORD` for
+    `results-WORD` (another run's CSV)."""
+    return VERSUS if block == NAME else VERSUS + block[len(NAME):]
+
+
+def results_of_versus(name):
+    """The results block whose shapes a block against CUTLASS shows (the inverse of versus_of)."""
+    return NAME + name[len(VERSUS):]
+
+
+def fill_versus(path, rows, chapter, lang, csv_path, name=VERSUS):
+    """Writes the note's block `name` (`cutlass` or `cutlass-WORD`: the chapter against CUTLASS,
+    wb.bench_summary.versus_cutlass) where the note has one; 1 on an error, else 0."""
     from wb import bench_summary
     if not os.path.exists(path):
         return 0
     with open(path, encoding="utf-8") as f:
         text = f.read()
     try:
-        if markers.find(text, VERSUS, path) is None:
+        if markers.find(text, name, path) is None:
             return 0
-        body = bench_summary.versus_cutlass(rows, chapter, lang, csv_path, declared_shapes(path))
+        body = bench_summary.versus_cutlass(rows, chapter, lang, csv_path,
+                                            declared_shapes(path, results_of_versus(name)))
     except (markers.MarkerError, ValueError) as e:
         print(f"fill_results: error: {path}: {e}", file=sys.stderr)
         return 1
     with open(path, "w", encoding="utf-8") as f:
-        f.write(markers.replace(text, VERSUS, body, path))
+        f.write(markers.replace(text, name, body, path))
     print(f"fill_results: {path}: against CUTLASS")
     return 0
 

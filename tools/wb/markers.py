@@ -27,6 +27,7 @@ says what fills the block:
     cutlass          wb fill, the chapter's variants as % of chapter 07's CUTLASS kernel of the
                      same precision, from the bench CSV its caption cites, on the shapes its
                      results block shows (chapter 06)
+    cutlass-WORD     the same, from the CSV of the note's block results-WORD, on its shapes
     UPPER_CASE       wb report, in a student's report (report/report.md)
 
 `notes list` prints every block of the notes (file:line, name); `notes check` regenerates each
@@ -65,10 +66,10 @@ class NoteNames(frozenset):
 
     def __contains__(self, name):
         return frozenset.__contains__(self, name) or any(
-            name.startswith(prefix) and len(name) > len(prefix) for prefix in (EXCERPT_PREFIX, "results-"))
+            name.startswith(prefix) and len(name) > len(prefix) for prefix in (EXCERPT_PREFIX, "results-", "cutlass-"))
 
     def __iter__(self):
-        return iter(list(frozenset.__iter__(self)) + [EXCERPT_PREFIX + "WORD", "results-WORD"])
+        return iter(list(frozenset.__iter__(self)) + [EXCERPT_PREFIX + "WORD", "results-WORD", "cutlass-WORD"])
 
 
 NOTE_NAMES = NoteNames({"results", "profile", "ladder", "env", "cutlass", *EXCERPTS} | {f"e2e-{s}" for s in E2E_SECTIONS})
@@ -223,12 +224,12 @@ def expected(path, block, text, root=ROOT):
         if not src:
             return None, "its caption names no CSV"
         return bench_summary.ladder(fill.read_rows(os.path.join(root, src)), lang, src) + "\n", src
-    if name == "cutlass":
+    if name == "cutlass" or name.startswith("cutlass-"):
         src = cited(content, r"`([^`]+\.csv)`[)）]")
         if not src:
             return None, "its caption names no CSV"
         rows = fill.read_rows(os.path.join(root, src))
-        results = find(text, "results", path)
+        results = find(text, fill.results_of_versus(name), path)
         only = fill.shown_shapes(results.content) if results else None
         return bench_summary.versus_cutlass(rows, os.path.dirname(path), lang, src, only) + "\n", src
     if name.startswith("e2e-"):
