@@ -14,6 +14,12 @@
 #   bash tools/bench.sh              run it (make bench)
 #   bash tools/bench.sh --dry-run    print the plan (chapters, shapes, estimated longest launch)
 #                                    and run nothing; with BENCH_ENV=file it plans for that GPU
+#   bash tools/bench.sh --resume     (make bench-resume) go on with a run that stopped (machine
+#                                    lost, watchdog, Ctrl-C): keeps the folder's files, skips every
+#                                    program run that bench.log shows ended with status 0, drops
+#                                    the rows of the others and runs them again; the checks and
+#                                    the summary then cover the whole CSV. On the same GPU model
+#                                    only (env.json's name); env.json is kept.
 #
 # Slow chapters get fewer and smaller shapes (SHAPES below), so the run takes a few minutes on a
 # current GPU. On top of that every shape is checked against an estimate of its slowest launch
@@ -32,15 +38,30 @@ cd "$(dirname "$0")/.."
 . tools/gpu_needs.sh
 
 dry_run=0
+resume=0
 case "${1:-}" in
   "") ;;
   --dry-run) dry_run=1 ;;
-  *) echo "usage: bash tools/bench.sh [--dry-run]   (BENCH_OUT=folder, BENCH_ENV=env.json)" >&2; exit 2 ;;
+  --resume) resume=1 ;;
+  *) echo "usage: bash tools/bench.sh [--dry-run | --resume]   (BENCH_OUT=folder, BENCH_ENV=env.json)" >&2; exit 2 ;;
 esac
 out=${BENCH_OUT:-results}
 csv="$out/bench.csv"
 cmds="$out/bench_commands.tsv"
 log="$out/bench.log"
+
+# --resume: the program runs an earlier run finished ("chapter shape" lines). bench.log frames every
+# run with "== ./DIR/DIR --size SHAPE ..." and "== exit status N"; only status 0 counts as done.
+declare -A DONE=()
+if [ "$resume" -eq 1 ]; then
+  if [ ! -f "$csv" ] || [ ! -f "$log" ]; then
+    echo "bench: --resume: no earlier run in $out (bench.csv and bench.log are needed); run make bench" >&2
+    exit 2
+  fi
+  while read -r c s; do DONE["$c $s"]=1; done < <(awk '
+    /^== \.\// { c = $2; sub(/^\.\//, "", c); sub(/\/.*/, "", c); s = $4 }
+    /^== exit status / { if ($4 == "0" && c != "") print c, s; c = "" }' "$log")
+fi
 
 # ---- what runs where -------------------------------------------------------------------------
 ODD=1000x1013x4097       # nothing a multiple of anything: the edge paths are timed too
@@ -95,6 +116,15 @@ fi
 env_json="$out/env.json"
 if [ "$dry_run" -eq 1 ]; then
   env_json=${BENCH_ENV:-$env_json}
+elif [ "$resume" -eq 1 ] && [ -f "$env_json" ]; then
+  # The rows already there were measured on the GPU env.json names: a resumed run must be on the same.
+  was=$(grep -o '"name": *"[^"]*"' "$env_json" | head -1 | sed 's/.*: *"//; s/"$//')
+  now=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -1)
+  if [ -n "$now" ] && [ -n "$was" ] && [ "$now" != "$was" ]; then
+    echo "bench: --resume: the rows in $out were measured on $was, this GPU is $now; run make bench" >&2
+    exit 2
+  fi
+  echo "bench: resuming the run in $out (${#DONE[@]} program runs done; device facts from $env_json)"
 elif [ -x 00_env_check/00_env_check ]; then
   echo "bench: device facts and measured ceilings (00_env_check) -> $env_json"
   ./00_env_check/00_env_check --json "$env_json" >"$out/env.txt" 2>&1
@@ -145,8 +175,14 @@ for nn in 01 02 03 04 05 06 07 08 09; do
     echo "bench: chapter $nn does not exist yet, skipped"
     continue
   fi
+  # (--resume) Shapes an earlier run finished stay in the commands, need no build and do not run.
+  for shape in ${SHAPES[$nn]}; do
+    [ -n "${DONE["$dir $shape"]:-}" ] && RAN[$dir]="${RAN[$dir]:+${RAN[$dir]},}$shape"
+  done
   if [ ! -x "$dir/$dir" ] && [ "$dry_run" -eq 0 ]; then
-    echo "bench: $dir is not built (make $nn), skipped"
+    left=0
+    for shape in ${SHAPES[$nn]}; do [ -z "${DONE["$dir $shape"]:-}" ] && left=1; done
+    [ "$left" -eq 1 ] && echo "bench: $dir is not built (make $nn), skipped"
     continue
   fi
   need=$(wb_needs_cc "$nn")
@@ -155,6 +191,7 @@ for nn in 01 02 03 04 05 06 07 08 09; do
     continue
   fi
   for shape in ${SHAPES[$nn]}; do
+    [ -n "${DONE["$dir $shape"]:-}" ] && continue
     est=$(estimate_s "$nn" "$shape")
     if [ -n "$est" ] && awk -v e="$est" -v l="$limit" 'BEGIN { exit !(e > l) }'; then
       echo "bench: $dir $shape skipped: its slowest launch would take about ${est} s (limit ${limit} s)"
@@ -179,10 +216,21 @@ if [ "$dry_run" -eq 1 ]; then
   done
   exit 0
 fi
-[ "$total" -gt 0 ] || { echo "bench: nothing to run (make first)"; exit 1; }
+if [ "$resume" -eq 0 ]; then
+  [ "$total" -gt 0 ] || { echo "bench: nothing to run (make first)"; exit 1; }
+  rm -f "$csv" "$log"
+else
+  [ "$total" -gt 0 ] || echo "bench: --resume: every program run is done; the checks and the summary follow"
+  # Only the rows of finished runs stay: one that did not finish (killed, or a failure) runs again
+  # in full when it is in the plan.
+  for key in "${!DONE[@]}"; do echo "$key"; done | awk -F, '
+    NR == FNR { split($0, w, " "); s = w[2]; if (s !~ /x/) s = s "x" s "x" s; keep[w[1] "," s] = 1; next }
+    FNR == 1 || (($1 "," $4 "x" $5 "x" $6) in keep)' - "$csv" >"$csv.tmp" && mv "$csv.tmp" "$csv"
+  echo "== resumed: $total program runs to go" >>"$log"
+fi
 
 # ---- the run ---------------------------------------------------------------------------------
-rm -f "$csv" "$cmds" "$log"
+rm -f "$cmds"
 for c in "${!RAN[@]}"; do
   printf '%s\t./%s/%s --sizes %s %s--csv %s\n' "$c" "$c" "$c" "${RAN[$c]}" \
     "${OPTIONS[${c%%_*}]:+${OPTIONS[${c%%_*}]} }" "$csv" >>"$cmds"
