@@ -7,7 +7,7 @@ ch = $(filter $(1)_%,$(CHAPTERS))
 LAB_TESTS := $(patsubst %.cu,%,$(wildcard [0-9][0-9]_*/lab/test_*.cu))
 tests_of = $(1)/test_$(1) $(filter $(1)/%,$(LAB_TESTS))
 PASSED_ON := $(NUMBERS) $(foreach p,run profile sanitize tune,$(addprefix $(p)-,$(NUMBERS)))
-.PHONY: all lib deps deps-all deps-missing help test test-build bench report grade student-kit sanitize check-env clean \
+.PHONY: all lib deps deps-all deps-missing help test test-build bench bench-resume report grade student-kit sanitize check-env clean \
         measure-08 timeline-08 0 1 2 3 4 5 6 7 8 9 $(PASSED_ON) $(foreach p,test- test-build- build-,$(addprefix $(p),$(NUMBERS)))
 
 ## make, make all      every chapter and its tests (it starts with a line for each missing dependency)
@@ -49,8 +49,10 @@ deps deps-all deps-missing:
 	  WB_CATCH2_MISSING='$(CATCH2_MISSING)' WB_CUTLASS_INC='$(CUTLASS_INC)' WB_CUTLASS='$(CUTLASS)' bash tools/check_deps.sh $(if $(filter deps-missing,$@),,--all)
 
 ## make bench          every chapter on the standard shapes -> results/bench.csv
+## make bench-resume   go on with a make bench that stopped: runs only what results/bench.log shows unfinished
 ## make report         the homework report (report/) from results/bench.csv; STUDENT_ID=, REPORT_CSV=
 bench: all ; @bash tools/bench.sh
+bench-resume: all ; @bash tools/bench.sh --resume
 report: ; @bash tools/report.sh
 
 ## make measure-08 OUT=dir   chapter 08's parts (CSV files, run.log, pictures, tables.md; MEASURE_ARGS=...)

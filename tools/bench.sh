@@ -175,11 +175,14 @@ for nn in 01 02 03 04 05 06 07 08 09; do
     echo "bench: chapter $nn does not exist yet, skipped"
     continue
   fi
-  # (--resume) Shapes an earlier run finished stay in the commands, need no build and do not run.
+  # (--resume) Shapes an earlier run finished stay in the commands (in the order of SHAPES, as in a
+  # complete run), need no build and do not run.
+  finished=""
   for shape in ${SHAPES[$nn]}; do
-    [ -n "${DONE["$dir $shape"]:-}" ] && RAN[$dir]="${RAN[$dir]:+${RAN[$dir]},}$shape"
+    [ -n "${DONE["$dir $shape"]:-}" ] && finished="${finished:+$finished,}$shape"
   done
   if [ ! -x "$dir/$dir" ] && [ "$dry_run" -eq 0 ]; then
+    [ -n "$finished" ] && RAN[$dir]=$finished
     left=0
     for shape in ${SHAPES[$nn]}; do [ -z "${DONE["$dir $shape"]:-}" ] && left=1; done
     [ "$left" -eq 1 ] && echo "bench: $dir is not built (make $nn), skipped"
@@ -187,11 +190,15 @@ for nn in 01 02 03 04 05 06 07 08 09; do
   fi
   need=$(wb_needs_cc "$nn")
   if [ -n "$need" ] && [ -n "$cc" ] && [ "$cc" != "$need" ]; then
+    [ -n "$finished" ] && RAN[$dir]=$finished
     echo "bench: $dir left out: it runs only on compute capability $need ($(wb_needs_gpus "$nn")), this GPU is $cc"
     continue
   fi
   for shape in ${SHAPES[$nn]}; do
-    [ -n "${DONE["$dir $shape"]:-}" ] && continue
+    if [ -n "${DONE["$dir $shape"]:-}" ]; then
+      RAN[$dir]="${RAN[$dir]:+${RAN[$dir]},}$shape"
+      continue
+    fi
     est=$(estimate_s "$nn" "$shape")
     if [ -n "$est" ] && awk -v e="$est" -v l="$limit" 'BEGIN { exit !(e > l) }'; then
       echo "bench: $dir $shape skipped: its slowest launch would take about ${est} s (limit ${limit} s)"
@@ -223,9 +230,12 @@ else
   [ "$total" -gt 0 ] || echo "bench: --resume: every program run is done; the checks and the summary follow"
   # Only the rows of finished runs stay: one that did not finish (killed, or a failure) runs again
   # in full when it is in the plan.
-  for key in "${!DONE[@]}"; do echo "$key"; done | awk -F, '
-    NR == FNR { split($0, w, " "); s = w[2]; if (s !~ /x/) s = s "x" s "x" s; keep[w[1] "," s] = 1; next }
-    FNR == 1 || (($1 "," $4 "x" $5 "x" $6) in keep)' - "$csv" >"$csv.tmp" && mv "$csv.tmp" "$csv"
+  # (The runs go in as a variable, not as a first file: an empty first file would make awk take the
+  # CSV's lines for runs, and drop its header.)
+  awk -F, -v done="$(printf '%s;' "${!DONE[@]}")" '
+    BEGIN { n = split(done, d, ";")
+            for (i = 1; i <= n; i++) { split(d[i], w, " "); s = w[2]; if (s !~ /x/) s = s "x" s "x" s; keep[w[1] "," s] = 1 } }
+    FNR == 1 || (($1 "," $4 "x" $5 "x" $6) in keep)' "$csv" >"$csv.tmp" && mv "$csv.tmp" "$csv"
   echo "== resumed: $total program runs to go" >>"$log"
 fi
 

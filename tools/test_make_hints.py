@@ -101,7 +101,8 @@ def test_top_level_targets_inside_a_chapter_folder():
     ch03, ch00 = chapter("03"), chapter("00")
     for goal, expected in [("03", f"-C {ch03} {ch03}"), ("test-03", f"-C {ch03} test_{ch03}"),
                            ("run-03", f"-C {ch03} run"), ("check-env", f"./{ch00}/{ch00}"),
-                           ("deps", "check_deps.sh --all"), ("measure-08", "--part all --out results/08")]:
+                           ("deps", "check_deps.sh --all"), ("measure-08", "--part all --out results/08"),
+                           ("bench-resume", "bash tools/bench.sh --resume")]:
         result = make("-n", goal, cwd=here)
         assert result.returncode == 0, result.stderr
         assert f"-C {ROOT} {goal}" in result.stdout and expected in result.stdout, goal
