@@ -13,8 +13,8 @@ int main(int argc, char** argv) {
     const wb::Options opt = wb::parse_or_exit(ch, argc, argv);
     const wb::DeviceFacts dev = wb::require_device(ch.name);
     if (dev.cc_major != 9 || dev.cc_minor != 0) {
-        std::fprintf(stderr, "%s: error: needs compute capability 9.0; %s is %d.%d\n", ch.name.c_str(), dev.name.c_str(),
-                     dev.cc_major, dev.cc_minor);
+        std::fprintf(stderr, "%s: error: needs compute capability 9.0; %s is %d.%d\n", ch.name.c_str(),
+                     dev.name.c_str(), dev.cc_major, dev.cc_minor);
         return wb::kExitNoDevice;
     }
     // A row that throws (a cluster of 4 that fits no GPC) is reported FAIL by the harness, the rest go on.

@@ -23,8 +23,10 @@ namespace ch09 {
 
 // WgmmaTiling<T, BM, BN, STAGES, CONSUMERS, PRODUCER, PERSISTENT, CLUSTER, TMA_STORE>: step 5's
 // Cluster2Persistent128x256 with one knob turned.
-template <class T> using Cluster2Stages3 = WgmmaTiling<T, 128, 256, 3, 2, true, true, 2, true>;
-template <class T> using Cluster4Persistent128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, true, 4, true>;
+template <class T>
+using Cluster2Stages3 = WgmmaTiling<T, 128, 256, 3, 2, true, true, 2, true>;
+template <class T>
+using Cluster4Persistent128x256 = WgmmaTiling<T, 128, 256, 4, 2, true, true, 4, true>;
 
 static_assert(kBand == 8, "the row step5_c2_s4_b8 is named after the ladder's band");
 static_assert(Cluster2Stages3<__half>::SMEM_BYTES <= 227 * 1024 &&
