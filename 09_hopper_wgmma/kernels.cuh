@@ -164,29 +164,31 @@ dim3 persistent_grid(int M, int N) {
 
 // What every launcher tells the epilogue: the shape, alpha and beta, C and how C may be written.
 // pairs: whether the epilogue stores two neighbouring columns at once where C allows it; box_rows x
-// box_cols: the box of its TMA stores (0 rows: it stores without TMA).
+// box_cols: the box of its TMA stores (0 rows: it stores without TMA). band: the tile order's band
+// (the ladder's kBand; lab/tune_09 sweeps it).
 inline void describe_c(WgmmaParams& p, int M, int N, int K, float alpha, float beta, float* C, bool pairs,
-                       int box_rows, int box_cols) {
+                       int box_rows, int box_cols, int band = kBand) {
     p.M = M;
     p.N = N;
     p.K = K;
     p.alpha = alpha;
     p.beta = beta;
     p.C = C;
-    p.group_rows = kBand;
+    p.group_rows = band;
     p.c_pairs = pairs && reinterpret_cast<uintptr_t>(C) % 8 == 0 && N % 2 == 0;
     p.c_tma = box_rows > 0 && tma_can_read(C, size_t(N));
     if (p.c_tma) p.map_c = make_tile_map(C, M, N, N, box_rows, box_cols);
 }
 // The WgmmaTiling steps: pairs where C allows them, step 5's 64-row chunks for the TMA stores.
 template <class Cfg>
-void describe_c(WgmmaParams& p, int M, int N, int K, float alpha, float beta, float* C) {
-    describe_c(p, M, N, K, alpha, beta, C, true, Cfg::TMA_STORE ? 64 : 0, Cfg::C_CHUNK_COLS);
+void describe_c(WgmmaParams& p, int M, int N, int K, float alpha, float beta, float* C, int band = kBand) {
+    describe_c(p, M, N, K, alpha, beta, C, true, Cfg::TMA_STORE ? 64 : 0, Cfg::C_CHUNK_COLS, band);
 }
 
 // The shared part of every launcher: make A and B readable by TMA (padded or transposed copies
-// where needed), describe them, and launch KERNEL with the grid the configuration asks for.
-template <class Cfg, auto KERNEL>
+// where needed), describe them, and launch KERNEL with the grid the configuration asks for. BAND:
+// the tile order's band, a launch parameter (the kernel reads it from p.group_rows), not a kernel's.
+template <class Cfg, auto KERNEL, int BAND = kBand>
 void launch_wgmma(int M, int N, int K, float alpha, const typename Cfg::T* A, const typename Cfg::T* B, float beta,
                   float* C, cudaStream_t stream) {
     using T = typename Cfg::T;
@@ -208,7 +210,7 @@ void launch_wgmma(int M, int N, int K, float alpha, const typename Cfg::T* A, co
         const TmaOperand<T> b = tma_operand(B, K, N, scratch + a_elems, stream);
         p.map_b = make_tile_map(b.base, K, N, b.pitch, Cfg::BK, 64);
     }
-    describe_c<Cfg>(p, M, N, K, alpha, beta, C);
+    describe_c<Cfg>(p, M, N, K, alpha, beta, C, BAND);
 
     const int tiles_m = wb::ceil_div(M, Cfg::BM), tiles_n = wb::ceil_div(N, Cfg::BN);
     dim3 grid;
@@ -221,11 +223,13 @@ void launch_wgmma(int M, int N, int K, float alpha, const typename Cfg::T* A, co
     wb::launch_tiled<KERNEL, Cfg::THREADS, Cfg::SMEM_BYTES>(p, grid, stream);
 }
 
-// The launcher of a ladder row: the harness's signature for the configuration's input type.
-template <class Cfg>
+// The launcher of a ladder row: the harness's signature for the configuration's input type. The
+// ladder runs every row with the band kBand; lab/tune_09 names others.
+template <class Cfg, int BAND = kBand>
 void run_step(int M, int N, int K, float alpha, const typename Cfg::T* A, const typename Cfg::T* B, float beta,
               float* C, cudaStream_t stream) {
-    launch_wgmma<Cfg, kernel_for<Cfg>()>(M, N, K, alpha, A, B, beta, C, stream);
+    static_assert(BAND >= 1, "a band holds at least one row of tiles (or of tile groups)");
+    launch_wgmma<Cfg, kernel_for<Cfg>(), BAND>(M, N, K, alpha, A, B, beta, C, stream);
 }
 
 template <class Cfg>

@@ -4,6 +4,7 @@
 // whose second tile lies past C, and planted bugs the check must catch. CPU checks: the descriptor
 // bits, the padding rule, the shared-memory budgets, the exit statuses, E4M3 rounding, the FP8 error
 // bound, the clusters' tile groups and row shares.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,23 +13,12 @@
 #include <vector>
 
 #include "kernels.cuh"
+#include "test_support_09.cuh"
 #include "testing.cuh"
 
 using namespace ch09;
 
 namespace {
-
-bool hopper_present() { return wb::query_device(0).cc_number() == 90; }
-
-// GPU test cases of this chapter also need the GPU to be a Hopper; on another GPU they are skipped
-// and counted as skipped (even with REQUIRE_GPU=1: no other GPU can run sm_90a code).
-#define REQUIRE_HOPPER()                                                    \
-    do {                                                                    \
-        WB_REQUIRE_GPU();                                                   \
-        if (!hopper_present()) {                                            \
-            WB_SKIP_CASE("not a Hopper GPU (sm_90): chapter 09 test skipped"); \
-        }                                                                   \
-    } while (0)
 
 // Shapes aimed at this chapter's machinery (in addition to the spec's list).
 std::vector<wb::test::GemmCase> hopper_cases() {
@@ -468,6 +458,67 @@ TEST_CASE("09: tile groups cover C once along m (steps 5 and 10) and along n (st
     const TileGroups odd{2, 5, 2, true};
     CHECK(odd.count() == 6);
     CHECK(odd.tile(5, 1, 8).n == 5);  // past C's last tile column (4)
+}
+
+// How many tiles of C a walk computes exactly once when `ranks` blocks of each cluster walk `grid`'s
+// groups (ranks == grid.cluster in the kernel). The planted bugs below walk with the wrong count.
+int tiles_computed_once(const TileGroups& grid, int band, int clusters, int ranks) {
+    std::vector<int> seen(size_t(grid.tiles_m) * grid.tiles_n, 0);
+    for (int q = 0; q < clusters; ++q)
+        for (int g = q; g < grid.count(); g += clusters)
+            for (int rank = 0; rank < ranks; ++rank) {
+                const wb::TileIndex t = grid.tile(g, rank, band);
+                if (t.m < grid.tiles_m && t.n < grid.tiles_n) ++seen[size_t(t.m) * grid.tiles_n + t.n];
+            }
+    return int(std::count(seen.begin(), seen.end(), 1));
+}
+
+// lab/tune_09 runs step 5's kernel in clusters of 4. Nothing in it is written for 2: the groups,
+// the multicast mask, the barriers' counts and B's split all follow Cfg::CLUSTER. These check that
+// on the CPU for 4.
+TEST_CASE("09: clusters of 4 (lab/tune_09): tile groups cover C once, B splits into whole boxes", "[09]") {
+    for (int clusters : {1, 3, 33})
+        for (int band : {1, 2, 4, 8, 32}) {
+            check_tile_walk(1, 1, 4, false, band, clusters);
+            check_tile_walk(3, 5, 4, false, band, clusters);    // one group, its last tile past C
+            check_tile_walk(32, 16, 4, false, band, clusters);  // 4096 x 4096 in 128 x 256 tiles
+            check_tile_walk(64, 32, 4, false, band, clusters);  // 8192 x 8192
+            check_tile_walk(17, 9, 4, false, band, clusters);   // 5 group rows, 3 tiles past C in the last
+        }
+    const TileGroups four{17, 9, 4, false};
+    CHECK(four.rows() == 5);
+    CHECK(four.tile(0, 3, 8).m == 3);  // a group's tiles: down one column of tiles
+    CHECK(four.tile(0, 3, 8).n == 0);
+    CHECK(four.tile(1, 0, 8).m == 4);  // the walk goes down the band of groups first
+    CHECK(tiles_computed_once(four, 8, 33, 4) == 17 * 9);
+    // Planted bugs: blocks of a cluster of 4 walking as if the cluster held 2 (half the tiles are
+    // never computed), or walking a grid made for clusters of 2 (tiles computed twice).
+    CHECK(tiles_computed_once(four, 8, 33, 2) < 17 * 9);
+    CHECK(tiles_computed_once(TileGroups{17, 9, 2, false}, 8, 33, 4) < 17 * 9);
+
+    // B (MN-major): four 64-column boxes, one per block, each whole 1024-byte swizzle atoms; every
+    // block still receives a whole stage; the ring still fits. The empty barriers count a release
+    // from every consumer warp of all 4 blocks.
+    using C4 = WgmmaTiling<__half, 128, 256, 4, 2, true, true, 4, true>;
+    using C2 = Cluster2Persistent128x256<__half>;
+    CHECK((C4::BN / 64) % C4::CLUSTER == 0);
+    CHECK(C4::BN / 64 / C4::CLUSTER == 1);
+    CHECK(C4::B_BOX_BYTES % 1024 == 0);
+    CHECK(C4::B_BOX_BYTES * (C4::BN / 64) == C4::B_BYTES);
+    CHECK(C4::STAGE_BYTES == C2::STAGE_BYTES);
+    CHECK(C4::SMEM_BYTES == C2::SMEM_BYTES);
+    CHECK(C4::SMEM_BYTES <= 227 * 1024);
+    CHECK(C4::STAGE_READERS * 4 * C4::CLUSTER == 32);
+    CHECK(((1u << C4::CLUSTER) - 1) == 0xFu);  // the multicast mask: every block of the cluster
+    // K-major B (step 10's split) would also divide: 64 rows of 128 bytes, whole atoms per block.
+    std::vector<int> seen(256, 0);
+    for (int rank = 0; rank < 4; ++rank) {
+        const RowShare share = row_share(256, 4, rank);
+        CHECK(share.rows == 64);
+        CHECK(share.offset % 1024 == 0);
+        for (int r = share.first_row; r < share.first_row + share.rows; ++r) ++seen[r];
+    }
+    for (int n : seen) CHECK(n == 1);
 }
 
 TEST_CASE("09: a tile split by rows over a cluster: shares cover it once on whole swizzle atoms", "[09]") {
