@@ -183,9 +183,7 @@ for nn in 01 02 03 04 05 06 07 08 09; do
   done
   if [ ! -x "$dir/$dir" ] && [ "$dry_run" -eq 0 ]; then
     [ -n "$finished" ] && RAN[$dir]=$finished
-    left=0
-    for shape in ${SHAPES[$nn]}; do [ -z "${DONE["$dir $shape"]:-}" ] && left=1; done
-    [ "$left" -eq 1 ] && echo "bench: $dir is not built (make $nn), skipped"
+    [ "$finished" != "$(echo ${SHAPES[$nn]} | tr ' ' ,)" ] && echo "bench: $dir is not built (make $nn), skipped"
     continue
   fi
   need=$(wb_needs_cc "$nn")
