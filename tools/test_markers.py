@@ -216,6 +216,43 @@ def test_profile_caption_names_the_profiled_command_and_strips_namespaces(tmp_pa
     assert "| `wmma_naive` | 5.040 | 7 |" in en
 
 
+def test_a_labelled_profile_section_fills_its_own_block_and_notes_check_regenerates_it(tmp_path, monkeypatch):
+    ncu = "/usr/local/cuda/bin/ncu --clock-control none --metrics m__x.sum"
+    kernel = "  void {}(P) (132, 1, 1)x(384, 1, 1), Context 1, Stream 13\n    gpu__time_duration.sum    us    {}\n    m__x.sum    inst    {}\n"
+    log = tmp_path / "results" / "p.log"
+    os.makedirs(log.parent)
+    log.write_text("# two runs\n== profile-09\n" + f"{ncu} ./09_hopper_wgmma --size 4096\n" + kernel.format("step_a", 100, 1)
+                   + "== profile-09 big\n" + f"{ncu} -k regex:b ./09_hopper_wgmma --size 8192 --variant b\n"
+                   + kernel.format("step_b", 2000, 2) + kernel.format("step_b", 2100, 3)
+                   + f"{ncu} ./07_cublas_baseline --size 8192\n" + kernel.format("Kernel<" + "Gemm<" * 30 + ">", 1900, 4),
+                   encoding="utf-8")
+    os.makedirs(tmp_path / "09_hopper_wgmma")
+    for name in ("README.md", "README.zh-CN.md"):
+        (tmp_path / "09_hopper_wgmma" / name).write_text(
+            "<!-- wb:fill profile -->\nold\n<!-- wb:end profile -->\n\n<!-- wb:fill profile-big -->\nold\n<!-- wb:end profile-big -->\n",
+            encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert profile_table.main("results/p.log", True, "2026-01-01", "abc1234", "big") == 0
+    en = (tmp_path / "09_hopper_wgmma" / "README.md").read_text(encoding="utf-8")
+    big = markers.find(en, "profile-big").content
+    assert markers.find(en, "profile").content == "old\n"  # the unlabelled section's block is left alone
+    assert "over `./09_hopper_wgmma --size 8192 --variant b`, `./07_cublas_baseline --size 8192` " in big
+    assert "its section `== profile-09 big`" in big
+    assert "| `step_b(P)` | 2.000 | 2 |" in big and "2.100" not in big  # a repeated launch keeps the first
+    assert "step_a" not in big and "| `Kernel<Gemm<" in big and "…` | 1.900 | 4 |" in big  # CUTLASS's name is cut
+    zh = (tmp_path / "09_hopper_wgmma" / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "`== profile-09 big` 一节" in markers.find(zh, "profile-big").content
+    assert profile_table.main("results/p.log", True, "2026-01-01", "abc1234") == 0
+    en = (tmp_path / "09_hopper_wgmma" / "README.md").read_text(encoding="utf-8")
+    assert "| `step_a(P)` | 0.100 | 1 |" in markers.find(en, "profile").content
+    assert markers.find(en, "profile-big").content == big  # and the labelled one keeps what it had
+    out = io.StringIO()
+    assert markers.check(str(tmp_path), ["09_hopper_wgmma/README.md", "09_hopper_wgmma/README.zh-CN.md"], out)[0] == 0, out.getvalue()
+    (tmp_path / "09_hopper_wgmma" / "README.md").write_text(en.replace("| 2 |", "| 5 |"), encoding="utf-8")
+    out = io.StringIO()
+    assert markers.check(str(tmp_path), ["09_hopper_wgmma/README.md"], out)[0] == 1 and "profile-big" in out.getvalue()
+
+
 def test_the_ladder_has_each_chapters_best_and_cutlass_beside_cublas():
     rows = fill.read_rows(os.path.join(ROOT, "results", "h200", "bench.csv"))
     from wb import bench_summary

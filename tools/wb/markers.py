@@ -16,6 +16,7 @@ says what fills the block:
     results-WORD     the same, from another run's CSV (wb fill CSV --block results-WORD), which
                      make bench leaves alone
     profile          wb profile-table --fill, the chapter's kernels in the Nsight Compute log it cites
+    profile-WORD     wb profile-table --fill --block WORD, the log's section "== profile-NN WORD"
     e2e-SECTION      wb e2e fill, chapter 08's CSV files (SECTION: provenance, transfers, crossover,
                      breakdown, streams, graphs, managed)
     costs, precision, excerpt-WORD
@@ -66,7 +67,7 @@ class NoteNames(frozenset):
 
     def __contains__(self, name):
         return frozenset.__contains__(self, name) or any(
-            name.startswith(prefix) and len(name) > len(prefix) for prefix in (EXCERPT_PREFIX, "results-", "cutlass-"))
+            name.startswith(prefix) and len(name) > len(prefix) for prefix in (EXCERPT_PREFIX, "results-", "cutlass-", "profile-"))
 
     def __iter__(self):
         return iter(list(frozenset.__iter__(self)) + [EXCERPT_PREFIX + "WORD", "results-WORD", "cutlass-WORD"])
@@ -207,18 +208,18 @@ def expected(path, block, text, root=ROOT):
         if not mine:
             return None, f"{src} has no rows of {chapter}"
         return fill.table(mine, lang, cmd, src, fill.shown_shapes(content)) + "\n", src
-    if name == "profile":
+    if name == "profile" or name.startswith("profile-"):
         src = cited(content, r"`(results/[^`]+\.log)`")
         caption = content.split("\n\n", 1)[0]
         if not src:
             return None, "its caption cites no log"
-        nn = os.path.dirname(path)[:2]
+        key = (os.path.dirname(path)[:2], name[len("profile-"):])  # profile-WORD: the section "== profile-NN WORD"
         with open(os.path.join(root, src), encoding="utf-8", errors="replace") as f:
             log = f.read()
-        chapters = profile_table.parse(log if "== profile-" in log else f"== profile-{nn}\n" + log)
-        if nn not in chapters:
-            return None, f"{src} has no profile of chapter {nn}"
-        return caption + "\n\n" + profile_table.table(*chapters[nn]) + "\n", src
+        chapters = profile_table.parse(log if "== profile-" in log else f"== profile-{key[0]}\n" + log)
+        if key not in chapters:
+            return None, f"{src} has no section == profile-{' '.join(key).strip()}"
+        return caption + "\n\n" + profile_table.table(*chapters[key]) + "\n", src
     if name == "ladder":
         src = cited(content, r"`([^`]+\.csv)`[)）]")
         if not src:
