@@ -223,7 +223,8 @@ def test_a_labelled_profile_section_fills_its_own_block_and_notes_check_regenera
     os.makedirs(log.parent)
     log.write_text("# two runs\n== profile-09\n" + f"{ncu} ./09_hopper_wgmma --size 4096\n" + kernel.format("step_a", 100, 1)
                    + "== profile-09 big\n" + f"{ncu} -k regex:b ./09_hopper_wgmma --size 8192 --variant b\n"
-                   + kernel.format("step_b", 2000, 2) + kernel.format("step_b", 2100, 3)
+                   + kernel.format("step_b", 2000, 2) + f"{ncu} -k regex:c ./09_hopper_wgmma --size 8192 --variant b\n"
+                   + kernel.format("step_b", 2100, 3)
                    + f"{ncu} ./07_cublas_baseline --size 8192\n" + kernel.format("Kernel<" + "Gemm<" * 30 + ">", 1900, 4),
                    encoding="utf-8")
     os.makedirs(tmp_path / "09_hopper_wgmma")

@@ -38,9 +38,9 @@ def program_args(text, nn):
 
 
 def every_program(text):
-    """Each program and its options that the section's ncu lines ran, in order, as `...` joined by commas."""
-    runs = re.findall(r"^\S*ncu .*?(\./\d\d_\S+.*)$", text, flags=re.M)
-    return ", ".join(f"`{r.strip()}`" for r in runs) or "`./NN_*`"
+    """Each program and its options that the section's ncu lines ran, in order and once, as `...` joined by commas."""
+    runs = dict.fromkeys(r.strip() for r in re.findall(r"^\S*ncu .*?(\./\d\d_\S+.*)$", text, flags=re.M))
+    return ", ".join(f"`{r}`" for r in runs) or "`./NN_*`"  # a program profiled twice (two filters) is named once
 
 
 def short_name(line):
