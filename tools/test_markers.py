@@ -300,6 +300,33 @@ def test_versus_cutlass_divides_the_two_ratios_of_the_same_precision():
         bench_summary.versus_cutlass(versus_rows(), "05_float4_vectorized", "en", "r.csv")
 
 
+def test_versus_ceiling_divides_gflops_by_the_ceiling_of_the_input_type(tmp_path):
+    from wb import bench_summary, fill
+    rows = versus_rows()
+    for r in rows:
+        r["gflops"] = str(2 * float(r["pct_cublas"]))
+    ceiling = [{"gpu": "G", "instruction": "mma.f16", "input": "fp16", "gflops": "264"},
+               {"gpu": "G", "instruction": "mma.tf32", "input": "tf32", "gflops": "180"}]
+    text = bench_summary.versus_ceiling(rows, ceiling, "06_tensor_core_wmma", "en", "r.csv", "c.csv")
+    lines = [line for line in text.splitlines() if line.startswith("| `")]
+    # 90 / 180 and 60 / 180 in TF32, 132 / 264 in FP16; no baseline row, no failed row
+    assert lines == ["| `tf32_pipelined` | TF32 | 50.0 % | 33.3 % |", "| `mma_ldmatrix` | FP16 | 50.0 % | - |"]
+    assert "`mma.tf32` 0.2 TFLOP/s, `mma.f16` 0.3 TFLOP/s" in text and "the ceiling: `c.csv`" in text
+    only = bench_summary.versus_ceiling(rows, ceiling, "06_tensor_core_wmma", "zh", "r.csv", "c.csv", [(1000, 1013, 4097)])
+    assert "| `tf32_pipelined` | TF32 | 33.3 % |" in only and "| `mma_ldmatrix` | FP16 | - |" in only
+    with pytest.raises(ValueError, match="measured on H"):
+        bench_summary.versus_ceiling(rows, [dict(ceiling[0], gpu="H")], "06_tensor_core_wmma", "en", "r.csv", "c.csv")
+    with pytest.raises(ValueError):
+        bench_summary.versus_ceiling(rows, ceiling, "05_float4_vectorized", "en", "r.csv", "c.csv")
+    assert bench_summary.ceiling_path("results/h200/bench.csv", "06_tensor_core_wmma") == "results/h200/ceiling_06.csv"
+    # notes check regenerates the chapter's block from the two files its caption names
+    note = "06_tensor_core_wmma/README.md"
+    text = open(os.path.join(ROOT, note), encoding="utf-8").read()
+    block = markers.find(text, "ceiling", note)
+    want, src = markers.expected(note, block, text)
+    assert want == block.content and src == "results/h200/bench.csv"
+
+
 def test_fill_of_another_run_writes_its_own_block_against_cutlass(tmp_path, monkeypatch):
     """--block results-WORD fills the note's cutlass-WORD from that run's CSV, on the shapes its
     results-WORD block shows, and leaves the bench's `cutlass` block alone."""

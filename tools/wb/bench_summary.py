@@ -13,6 +13,7 @@ also sets chapter 01 beside the GPU: pct_of_cublas divides its GFLOP/s by cuBLAS
 shape from a GPU chapter of the same bench run (chapter 07's when it has one).
 """
 import csv
+import os
 import statistics
 import sys
 from collections import defaultdict
@@ -279,6 +280,58 @@ def versus_cutlass(rows, chapter, lang, csv_path, only=None):
     kernels = ", ".join(f"`{CUTLASS_OF[d]}`" for d in sorted(ref, key=lambda d: DTYPE_ORDER.get(d, 9)))
     out = [t["caption"].format(chapter=chapter, kernels=kernels, gpu=first["gpu"], date=first["timestamp"][:10],
                                git=first["git"], csv=csv_path), ""]
+    from wb import mdtable
+    out += mdtable.lines([t["variant"], t["type"]] + [shape_label(s) for s in shapes], body,
+                         right=range(2, 2 + len(shapes)))
+    return "\n".join(out)
+
+
+CEILING_TEXT = {
+    "en": {"caption": "{chapter}'s variants as % of its lab's ceiling for their input type ({ceilings}: the "
+                      "instruction alone, from registers), {gpu}, {date}, git `{git}`, `make bench` (raw rows: `{csv}`; the "
+                      "ceiling: `{ceiling}`, measured in another run, so a figure carries the difference of the GPU's clock "
+                      "between the two runs, a few points).",
+           "variant": "variant", "type": "type"},
+    "zh": {"caption": "{chapter} 的各变体占本章 lab 中同输入类型上限（{ceilings}：只跑该指令，操作数在寄存器中）的 %，{gpu}，"
+                      "{date}，git `{git}`，`make bench`（原始数据：`{csv}`；上限：`{ceiling}`，在另一次运行中测得，所以每个数字"
+                      "都带着两次运行之间 GPU 时钟的差别，几个百分点）。",
+           "variant": "变体", "type": "精度"},
+}
+
+
+def ceiling_path(csv_path, chapter):
+    """Where a chapter's lab ceiling lies beside a bench CSV: ceiling_NN.csv in the same folder."""
+    return os.path.join(os.path.dirname(csv_path), f"ceiling_{chapter[:2]}.csv")
+
+
+def versus_ceiling(rows, ceiling_rows, chapter, lang, csv_path, ceiling_csv, only=None):
+    """The block `ceiling` of `chapter`'s notes (without a final newline): each of its PASS variants
+    as % of the GFLOP/s of the ceiling row of its input type (the `input` column of the lab's CSV),
+    on the shapes of `only` when given. ValueError when the ceiling was measured on another GPU or
+    no variant has a ceiling."""
+    t = CEILING_TEXT[lang]
+    mine = [r for r in rows if r["chapter"] == chapter and not is_baseline(r) and r["status"] == "PASS"]
+    ref = {c["input"]: c for c in ceiling_rows}
+    mine = [r for r in mine if r["dtype"] in ref]
+    if not mine:
+        raise ValueError(f"{csv_path} has no rows of {chapter} in a type that {ceiling_csv} measures")
+    other = {c["gpu"] for c in ceiling_rows} - {mine[0]["gpu"]}
+    if other:
+        raise ValueError(f"{ceiling_csv} was measured on {sorted(other)[0]}, {csv_path} on {mine[0]['gpu']}")
+    shapes = sorted({shape_of(r) for r in mine if not only or shape_of(r) in only}, key=shape_order)
+    per = defaultdict(dict)
+    for r in mine:
+        per[(r["variant"], r["dtype"])][shape_of(r)] = number(r["gflops"])
+    body = []
+    for (variant, dtype), values in sorted(per.items(), key=lambda kv: DTYPE_ORDER.get(kv[0][1], 9)):
+        roof = number(ref[dtype]["gflops"])
+        cells = [f"{100 * values[s] / roof:.1f} %" if values.get(s) and roof else "-" for s in shapes]
+        body.append([f"`{variant}`", DTYPE_LABEL.get(dtype, dtype)] + cells)
+    first = mine[0]
+    used = sorted({r["dtype"] for r in mine}, key=lambda d: DTYPE_ORDER.get(d, 9))
+    ceilings = ", ".join(f"`{ref[d]['instruction']}` {number(ref[d]['gflops']) / 1000:.1f} TFLOP/s" for d in used)
+    out = [t["caption"].format(chapter=chapter, ceilings=ceilings, gpu=first["gpu"], date=first["timestamp"][:10],
+                               git=first["git"], csv=csv_path, ceiling=ceiling_csv), ""]
     from wb import mdtable
     out += mdtable.lines([t["variant"], t["type"]] + [shape_label(s) for s in shapes], body,
                          right=range(2, 2 + len(shapes)))

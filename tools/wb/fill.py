@@ -5,7 +5,8 @@ left alone; --block results-WORD writes a block of that name instead, for a run 
 must not overwrite), and the ladder of the whole run (each chapter's best variant as % of cuBLAS, chapter
 07's CUTLASS rows beside it) into the top README's block `ladder`; a note with a block `cutlass` also gets
 its chapter's variants as % of chapter 07's CUTLASS kernel of the same precision (with --block
-results-WORD, its block cutlass-WORD). Every number comes from the CSV; the caption names the GPU, versions, commit, date and
+results-WORD, its block cutlass-WORD); a note with a block `ceiling`, its variants as % of its lab's
+ceiling of their input type, from ceiling_NN.csv beside CSV (`make ceiling CEILING_ARGS="--csv ..."`). Every number comes from the CSV; the caption names the GPU, versions, commit, date and
 command. With --env, chapter 00's row (its block `env`) comes from the JSON of
 `00_env_check --json`. `python3 -m wb notes check` checks that the notes still say what the CSV says.
 
@@ -23,6 +24,7 @@ from wb import add_command, markers, mdtable, shapes as shape_grammar
 
 NAME, ENV, LADDER = "results", "env", "ladder"  # the blocks: a chapter's rows, chapter 00's row, the top README's ladder
 VERSUS = "cutlass"  # a chapter's variants as % of chapter 07's CUTLASS kernel of their precision (chapter 06)
+CEILING = "ceiling"  # a chapter's variants as % of its lab's ceiling (ceiling_NN.csv beside the bench CSV; chapter 06)
 TEXT = {
     "en": {
         "caption": "Measured on {gpu} (sm_{cc}), driver CUDA {driver}, runtime {runtime}, {date}, "
@@ -259,6 +261,8 @@ def main(csv_path, cmds_path=None, block=NAME, chosen=None):
                 print(f"fill_results: {path}: {len(select(rs, shapes, csv_path))} rows{shown}")
             if fill_versus(path, rows, chapter, lang, csv_path, versus_of(block)):
                 return 1
+            if block == NAME and fill_ceiling(path, rows, chapter, lang, csv_path):
+                return 1
     return fill_ladder(rows, csv_path) if block == NAME else 0
 
 
@@ -292,6 +296,33 @@ def fill_versus(path, rows, chapter, lang, csv_path, name=VERSUS):
     with open(path, "w", encoding="utf-8") as f:
         f.write(markers.replace(text, name, body, path))
     print(f"fill_results: {path}: against CUTLASS")
+    return 0
+
+
+def fill_ceiling(path, rows, chapter, lang, csv_path):
+    """Writes the note's block `ceiling` (the chapter's variants as % of its lab's ceiling,
+    wb.bench_summary.versus_ceiling, from ceiling_NN.csv beside the bench CSV) where the note has
+    one; 1 on an error, else 0."""
+    from wb import bench_summary
+    if not os.path.exists(path):
+        return 0
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    ceiling = bench_summary.ceiling_path(csv_path, chapter)
+    try:
+        if markers.find(text, CEILING, path) is None:
+            return 0
+        body = bench_summary.versus_ceiling(rows, read_rows(ceiling), chapter, lang, csv_path, ceiling,
+                                            declared_shapes(path, NAME))
+    except OSError as e:
+        print(f"fill_results: error: {path}: its block {CEILING} needs {ceiling}: {e.strerror}", file=sys.stderr)
+        return 1
+    except (markers.MarkerError, ValueError) as e:
+        print(f"fill_results: error: {path}: {e}", file=sys.stderr)
+        return 1
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(markers.replace(text, CEILING, body, path))
+    print(f"fill_results: {path}: against its lab's ceiling")
     return 0
 
 

@@ -29,6 +29,8 @@ says what fills the block:
                      same precision, from the bench CSV its caption cites, on the shapes its
                      results block shows (chapter 06)
     cutlass-WORD     the same, from the CSV of the note's block results-WORD, on its shapes
+    ceiling          wb fill, the chapter's variants as % of its lab's ceiling (ceiling_NN.csv
+                     beside the bench CSV its caption cites), on the shapes its results block shows
     UPPER_CASE       wb report, in a student's report (report/report.md)
 
 `notes list` prints every block of the notes (file:line, name); `notes check` regenerates each
@@ -73,7 +75,7 @@ class NoteNames(frozenset):
         return iter(list(frozenset.__iter__(self)) + [EXCERPT_PREFIX + "WORD", "results-WORD", "cutlass-WORD"])
 
 
-NOTE_NAMES = NoteNames({"results", "profile", "ladder", "env", "cutlass", *EXCERPTS} | {f"e2e-{s}" for s in E2E_SECTIONS})
+NOTE_NAMES = NoteNames({"results", "profile", "ladder", "env", "cutlass", "ceiling", *EXCERPTS} | {f"e2e-{s}" for s in E2E_SECTIONS})
 
 
 class MarkerError(ValueError):
@@ -233,6 +235,16 @@ def expected(path, block, text, root=ROOT):
         results = find(text, fill.results_of_versus(name), path)
         only = fill.shown_shapes(results.content) if results else None
         return bench_summary.versus_cutlass(rows, os.path.dirname(path), lang, src, only) + "\n", src
+    if name == "ceiling":
+        src = cited(content, r"`([^`]+\.csv)`[;；]")
+        roof = cited(content, r"`([^`]+ceiling_\d\d\.csv)`")
+        if not src or not roof:
+            return None, "its caption names no bench CSV or no ceiling CSV"
+        rows = fill.read_rows(os.path.join(root, src))
+        results = find(text, fill.NAME, path)
+        only = fill.shown_shapes(results.content) if results else None
+        return bench_summary.versus_ceiling(rows, fill.read_rows(os.path.join(root, roof)), os.path.dirname(path), lang,
+                                            src, roof, only) + "\n", src
     if name.startswith("e2e-"):
         prov = find(text, "e2e-provenance", path)
         folder = prov and cited(prov.content, r"--out (\S+?)`")
