@@ -244,12 +244,10 @@ VERSUS_TEXT = {
     "en": {"caption": "{chapter}'s variants as % of chapter 07's CUTLASS kernel of the same precision and instruction "
                       "({kernels}), {gpu}, {date}, git `{git}`, `make bench` (raw rows: `{csv}`). Each figure is the "
                       "variant's % of cuBLAS divided by CUTLASS's: both were timed against the same cuBLAS call, "
-                      "each in its own program, so the clock's drift between the two programs cancels.",
-           "variant": "variant", "type": "type"},
+                      "each in its own program, so the clock's drift between the two programs cancels."},
     "zh": {"caption": "{chapter} 的各变体占第 07 章同精度、同指令的 CUTLASS 核函数（{kernels}）的 %，{gpu}，{date}，"
                       "git `{git}`，`make bench`（原始数据：`{csv}`）。每个数字是该变体占 cuBLAS 的 % 除以 CUTLASS 的："
-                      "两者都在各自的程序中与同一个 cuBLAS 调用交替计时，两个程序之间的时钟漂移因此相互抵消。",
-           "variant": "变体", "type": "精度"},
+                      "两者都在各自的程序中与同一个 cuBLAS 调用交替计时，两个程序之间的时钟漂移因此相互抵消。"},
 }
 
 
@@ -268,34 +266,40 @@ def versus_cutlass(rows, chapter, lang, csv_path, only=None):
         raise ValueError(f"{csv_path} has no rows of {chapter} and of chapter 07's CUTLASS kernels in the same precision")
     shapes = sorted({shape_of(r) for r in mine if shape_of(r) in ref[r["dtype"]] and (not only or shape_of(r) in only)},
                     key=shape_order)
-    per = defaultdict(dict)
-    for r in mine:
-        per[(r["variant"], r["dtype"])][shape_of(r)] = number(r["pct_cublas"])
-    body = []
-    for (variant, dtype), values in sorted(per.items(), key=lambda kv: DTYPE_ORDER.get(kv[0][1], 9)):
-        cells = [f"{100 * values[s] / ref[dtype][s]:.1f} %" if values.get(s) and ref[dtype].get(s) else "-"
-                 for s in shapes]
-        body.append([f"`{variant}`", DTYPE_LABEL.get(dtype, dtype)] + cells)
     first = mine[0]
     kernels = ", ".join(f"`{CUTLASS_OF[d]}`" for d in sorted(ref, key=lambda d: DTYPE_ORDER.get(d, 9)))
-    out = [t["caption"].format(chapter=chapter, kernels=kernels, gpu=first["gpu"], date=first["timestamp"][:10],
-                               git=first["git"], csv=csv_path), ""]
+    caption = t["caption"].format(chapter=chapter, kernels=kernels, gpu=first["gpu"], date=first["timestamp"][:10],
+                                  git=first["git"], csv=csv_path)
+    return percent_table(caption, lang, mine, "pct_cublas", shapes, lambda dtype, s: ref[dtype].get(s))
+
+
+TABLE_HEAD = {"en": ["variant", "type"], "zh": ["变体", "精度"]}
+
+
+def percent_table(caption, lang, rows, column, shapes, reference):
+    """The caption, then one line per (variant, type) of `rows` and one column per shape: the row's
+    `column` as % of reference(type, shape), "-" where either is missing."""
+    per = defaultdict(dict)
+    for r in rows:
+        per[(r["variant"], r["dtype"])][shape_of(r)] = number(r[column])
+    body = []
+    for (variant, dtype), values in sorted(per.items(), key=lambda kv: DTYPE_ORDER.get(kv[0][1], 9)):
+        cells = [f"{100 * values[s] / reference(dtype, s):.1f} %" if values.get(s) and reference(dtype, s) else "-"
+                 for s in shapes]
+        body.append([f"`{variant}`", DTYPE_LABEL.get(dtype, dtype)] + cells)
     from wb import mdtable
-    out += mdtable.lines([t["variant"], t["type"]] + [shape_label(s) for s in shapes], body,
-                         right=range(2, 2 + len(shapes)))
-    return "\n".join(out)
+    return "\n".join([caption, ""] + mdtable.lines(TABLE_HEAD[lang] + [shape_label(s) for s in shapes], body,
+                                                   right=range(2, 2 + len(shapes))))
 
 
 CEILING_TEXT = {
     "en": {"caption": "{chapter}'s variants as % of its lab's ceiling for their input type ({ceilings}: the "
                       "instruction alone, from registers), {gpu}, {date}, git `{git}`, `make bench` (raw rows: `{csv}`; the "
                       "ceiling: `{ceiling}`, measured in another run, so a figure carries the difference of the GPU's clock "
-                      "between the two runs, a few points).",
-           "variant": "variant", "type": "type"},
+                      "between the two runs, a few points)."},
     "zh": {"caption": "{chapter} 的各变体占本章 lab 中同输入类型上限（{ceilings}：只跑该指令，操作数在寄存器中）的 %，{gpu}，"
                       "{date}，git `{git}`，`make bench`（原始数据：`{csv}`；上限：`{ceiling}`，在另一次运行中测得，所以每个数字"
-                      "都带着两次运行之间 GPU 时钟的差别，几个百分点）。",
-           "variant": "变体", "type": "精度"},
+                      "都带着两次运行之间 GPU 时钟的差别，几个百分点）。"},
 }
 
 
@@ -319,23 +323,12 @@ def versus_ceiling(rows, ceiling_rows, chapter, lang, csv_path, ceiling_csv, onl
     if other:
         raise ValueError(f"{ceiling_csv} was measured on {sorted(other)[0]}, {csv_path} on {mine[0]['gpu']}")
     shapes = sorted({shape_of(r) for r in mine if not only or shape_of(r) in only}, key=shape_order)
-    per = defaultdict(dict)
-    for r in mine:
-        per[(r["variant"], r["dtype"])][shape_of(r)] = number(r["gflops"])
-    body = []
-    for (variant, dtype), values in sorted(per.items(), key=lambda kv: DTYPE_ORDER.get(kv[0][1], 9)):
-        roof = number(ref[dtype]["gflops"])
-        cells = [f"{100 * values[s] / roof:.1f} %" if values.get(s) and roof else "-" for s in shapes]
-        body.append([f"`{variant}`", DTYPE_LABEL.get(dtype, dtype)] + cells)
     first = mine[0]
     used = sorted({r["dtype"] for r in mine}, key=lambda d: DTYPE_ORDER.get(d, 9))
     ceilings = ", ".join(f"`{ref[d]['instruction']}` {number(ref[d]['gflops']) / 1000:.1f} TFLOP/s" for d in used)
-    out = [t["caption"].format(chapter=chapter, ceilings=ceilings, gpu=first["gpu"], date=first["timestamp"][:10],
-                               git=first["git"], csv=csv_path, ceiling=ceiling_csv), ""]
-    from wb import mdtable
-    out += mdtable.lines([t["variant"], t["type"]] + [shape_label(s) for s in shapes], body,
-                         right=range(2, 2 + len(shapes)))
-    return "\n".join(out)
+    caption = t["caption"].format(chapter=chapter, ceilings=ceilings, gpu=first["gpu"], date=first["timestamp"][:10],
+                                  git=first["git"], csv=csv_path, ceiling=ceiling_csv)
+    return percent_table(caption, lang, mine, "gflops", shapes, lambda dtype, s: number(ref[dtype]["gflops"]))
 
 
 def register(sub):

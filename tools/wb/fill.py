@@ -281,6 +281,24 @@ def fill_versus(path, rows, chapter, lang, csv_path, name=VERSUS):
     """Writes the note's block `name` (`cutlass` or `cutlass-WORD`: the chapter against CUTLASS,
     wb.bench_summary.versus_cutlass) where the note has one; 1 on an error, else 0."""
     from wb import bench_summary
+    return fill_derived(path, name, "against CUTLASS", lambda: bench_summary.versus_cutlass(
+        rows, chapter, lang, csv_path, declared_shapes(path, results_of_versus(name))))
+
+
+def fill_ceiling(path, rows, chapter, lang, csv_path):
+    """Writes the note's block `ceiling` (the chapter's variants as % of its lab's ceiling,
+    wb.bench_summary.versus_ceiling, from ceiling_NN.csv beside the bench CSV) where the note has
+    one; 1 on an error (the ceiling's CSV missing among them), else 0."""
+    from wb import bench_summary
+    ceiling = bench_summary.ceiling_path(csv_path, chapter)
+    return fill_derived(path, CEILING, "against its lab's ceiling", lambda: bench_summary.versus_ceiling(
+        rows, read_rows(ceiling), chapter, lang, csv_path, ceiling, declared_shapes(path, NAME)))
+
+
+def fill_derived(path, name, what, body_of):
+    """Writes body_of() into the note's block `name` where the note has that block (a note without
+    it, or no note, is left alone); 1 with one line on an error (a marker, a value, a file that
+    body_of cannot read), else 0."""
     if not os.path.exists(path):
         return 0
     with open(path, encoding="utf-8") as f:
@@ -288,41 +306,16 @@ def fill_versus(path, rows, chapter, lang, csv_path, name=VERSUS):
     try:
         if markers.find(text, name, path) is None:
             return 0
-        body = bench_summary.versus_cutlass(rows, chapter, lang, csv_path,
-                                            declared_shapes(path, results_of_versus(name)))
+        body = body_of()
+    except OSError as e:
+        print(f"fill_results: error: {path}: its block {name} needs {e.filename}: {e.strerror}", file=sys.stderr)
+        return 1
     except (markers.MarkerError, ValueError) as e:
         print(f"fill_results: error: {path}: {e}", file=sys.stderr)
         return 1
     with open(path, "w", encoding="utf-8") as f:
         f.write(markers.replace(text, name, body, path))
-    print(f"fill_results: {path}: against CUTLASS")
-    return 0
-
-
-def fill_ceiling(path, rows, chapter, lang, csv_path):
-    """Writes the note's block `ceiling` (the chapter's variants as % of its lab's ceiling,
-    wb.bench_summary.versus_ceiling, from ceiling_NN.csv beside the bench CSV) where the note has
-    one; 1 on an error, else 0."""
-    from wb import bench_summary
-    if not os.path.exists(path):
-        return 0
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    ceiling = bench_summary.ceiling_path(csv_path, chapter)
-    try:
-        if markers.find(text, CEILING, path) is None:
-            return 0
-        body = bench_summary.versus_ceiling(rows, read_rows(ceiling), chapter, lang, csv_path, ceiling,
-                                            declared_shapes(path, NAME))
-    except OSError as e:
-        print(f"fill_results: error: {path}: its block {CEILING} needs {ceiling}: {e.strerror}", file=sys.stderr)
-        return 1
-    except (markers.MarkerError, ValueError) as e:
-        print(f"fill_results: error: {path}: {e}", file=sys.stderr)
-        return 1
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(markers.replace(text, CEILING, body, path))
-    print(f"fill_results: {path}: against its lab's ceiling")
+    print(f"fill_results: {path}: {what}")
     return 0
 
 
