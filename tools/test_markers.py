@@ -327,7 +327,7 @@ def test_versus_ceiling_divides_gflops_by_the_ceiling_of_the_input_type(tmp_path
     assert want == block.content and src == "results/h200/bench.csv"
 
 
-def test_fill_ceiling_needs_the_ceiling_csv_beside_the_bench_csv(tmp_path, capsys):
+def test_fill_ceiling_reads_the_ceiling_csv_beside_the_bench_csv(tmp_path, capsys):
     from wb import fill
     note = tmp_path / "README.md"
     note.write_text("<!-- wb:fill ceiling -->\n<!-- wb:end ceiling -->\n", encoding="utf-8")
@@ -335,9 +335,10 @@ def test_fill_ceiling_needs_the_ceiling_csv_beside_the_bench_csv(tmp_path, capsy
     for r in rows:
         r["gflops"] = str(2 * float(r["pct_cublas"]))
     bench = str(tmp_path / "bench.csv")
-    assert fill.fill_ceiling(str(note), rows, "06_tensor_core_wmma", "en", bench) == 1
+    assert fill.fill_ceiling(str(note), rows, "06_tensor_core_wmma", "en", bench) == 0  # a bench without a ceiling
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "ceiling_06.csv" in err and "No such file" in err
+    assert err.count("\n") == 1 and "warning" in err and "left as it was: no " + str(tmp_path / "ceiling_06.csv") in err
+    assert note.read_text(encoding="utf-8") == "<!-- wb:fill ceiling -->\n<!-- wb:end ceiling -->\n"
     (tmp_path / "ceiling_06.csv").write_text("gpu,cc,instruction,input,iterations,gflops,peak_gflops,pct_peak\n"
                                             "G,9.0,mma.f16,fp16,1,264,1000,26.4\n", encoding="utf-8")
     assert fill.fill_ceiling(str(note), rows, "06_tensor_core_wmma", "en", bench) == 0
@@ -345,7 +346,11 @@ def test_fill_ceiling_needs_the_ceiling_csv_beside_the_bench_csv(tmp_path, capsy
     other = tmp_path / "other.md"
     other.write_text("no block\n", encoding="utf-8")
     assert fill.fill_ceiling(str(other), rows, "06_tensor_core_wmma", "en", bench) == 0  # left alone
-    assert other.read_text(encoding="utf-8") == "no block\n"
+    assert other.read_text(encoding="utf-8") == "no block\n" and capsys.readouterr().err == ""
+    (tmp_path / "ceiling_06.csv").write_text("gpu,cc,instruction,input,iterations,gflops,peak_gflops,pct_peak\n"
+                                            "H,9.0,mma.f16,fp16,1,264,1000,26.4\n", encoding="utf-8")
+    assert fill.fill_ceiling(str(note), rows, "06_tensor_core_wmma", "en", bench) == 1  # another GPU's ceiling
+    assert "measured on H" in capsys.readouterr().err
 
 
 def test_fill_of_another_run_writes_its_own_block_against_cutlass(tmp_path, monkeypatch):

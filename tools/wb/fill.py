@@ -288,9 +288,15 @@ def fill_versus(path, rows, chapter, lang, csv_path, name=VERSUS):
 def fill_ceiling(path, rows, chapter, lang, csv_path):
     """Writes the note's block `ceiling` (the chapter's variants as % of its lab's ceiling,
     wb.bench_summary.versus_ceiling, from ceiling_NN.csv beside the bench CSV) where the note has
-    one; 1 on an error (the ceiling's CSV missing among them), else 0."""
+    one; 1 on an error, else 0. Without that CSV (a bench's folder where no ceiling was run), the
+    block keeps what it had, and one warning line says so."""
     from wb import bench_summary
     ceiling = bench_summary.ceiling_path(csv_path, chapter)
+    if not os.path.exists(ceiling):
+        if os.path.exists(path) and CEILING in {b.name for b in markers.blocks(open(path, encoding="utf-8").read(), path)}:
+            print(f"fill_results: warning: {path}: block {CEILING} left as it was: no {ceiling} "
+                  f"(make -C {chapter} ceiling CEILING_ARGS=\"--csv {ceiling}\" on the same GPU writes it)", file=sys.stderr)
+        return 0
     return fill_derived(path, CEILING, "against its lab's ceiling", lambda: bench_summary.versus_ceiling(
         rows, read_rows(ceiling), chapter, lang, csv_path, ceiling, declared_shapes(path, NAME)))
 
