@@ -295,11 +295,11 @@ def percent_table(caption, lang, rows, column, shapes, reference):
 CEILING_TEXT = {
     "en": {"caption": "{chapter}'s variants as % of its lab's ceiling for their input type ({ceilings}: the "
                       "instruction alone, from registers), {gpu}, {date}, git `{git}`, `make bench` (raw rows: `{csv}`; the "
-                      "ceiling: `{ceiling}`, measured in another run, so a figure carries the difference of the GPU's clock "
-                      "between the two runs, a few points)."},
+                      "ceiling: `{ceiling}`, measured in another run, so a figure also carries the difference of the GPU's "
+                      "clock between the two runs, which the ceiling's file does not record)."},
     "zh": {"caption": "{chapter} 的各变体占本章 lab 中同输入类型上限（{ceilings}：只跑该指令，操作数在寄存器中）的 %，{gpu}，"
                       "{date}，git `{git}`，`make bench`（原始数据：`{csv}`；上限：`{ceiling}`，在另一次运行中测得，所以每个数字"
-                      "都带着两次运行之间 GPU 时钟的差别，几个百分点）。"},
+                      "还带着两次运行之间 GPU 时钟的差别，而上限的文件没有记录时钟）。"},
 }
 
 
