@@ -62,7 +62,8 @@ def bodies(text):
 
 
 def parse(text):
-    """(rows, metrics) of each section, by (NN, WORD) as in bodies."""
+    """(rows, metrics, units) of each section, by (NN, WORD) as in bodies; units names the metrics
+    whose values were converted (to GB), for the table's header."""
     chapters = {}
     for key, body in bodies(text).items():
         rows, metrics, cur, in_gb = [], [], None, set()
@@ -88,14 +89,15 @@ def parse(text):
                 continue
             seen.add(r["kernel"])
             unique.append(r)
-        chapters[key] = (unique, [f"{m}` (GB)" if m in in_gb else m for m in metrics if m != "gpu__time_duration.sum"])
+        chapters[key] = (unique, [m for m in metrics if m != "gpu__time_duration.sum"], {m: "GB" for m in in_gb})
     return chapters
 
 
-def table(rows, metrics):
-    head = ["kernel", "time (ms)"] + [f"`{m}" + ("" if m.endswith(" (GB)") else "`") for m in metrics]
+def table(rows, metrics, units=None):
+    units = units or {}
+    head = ["kernel", "time (ms)"] + [f"`{m}`" + (f" ({units[m]})" if m in units else "") for m in metrics]
     body = [[f'`{r["kernel"]}`', r["values"].get("gpu__time_duration.sum", "-")] +
-            [r["values"].get(m.split("`")[0], "-") for m in metrics] for r in rows]
+            [r["values"].get(m, "-") for m in metrics] for r in rows]
     return mdtable.table(head, body, right=range(1, len(head)))
 
 
@@ -132,11 +134,11 @@ def main(log, fill_notes=False, date="", commit="", label=""):
     parts = bodies(text)
     folders = {d[:2]: d for d in os.listdir(".") if re.match(r"\d\d_", d) and os.path.isdir(d)}
     block_name = f"{NAME}-{label}" if label else NAME
-    for (nn, section), (rows, metrics) in sorted(chapters.items()):
+    for (nn, section), parsed in sorted(chapters.items()):
         if section != label:
             continue
         if not fill_notes:
-            print(f"== {nn}{' ' + section if section else ''}\n{table(rows, metrics)}\n")
+            print(f"== {nn}{' ' + section if section else ''}\n{table(*parsed)}\n")
             continue
         for name, lang in (("README.md", "en"), ("README.zh-CN.md", "zh")):
             path = os.path.join(folders.get(nn, ""), name)
@@ -146,12 +148,12 @@ def main(log, fill_notes=False, date="", commit="", label=""):
                 caption = LABELLED_CAPTION[lang].format(args=every_program(parts[(nn, section)]), **words)
             else:
                 caption = CAPTION[lang].format(args=program_args(parts[(nn, section)], nn), **words)
-            block = caption + "\n\n" + table(rows, metrics)
+            block = caption + "\n\n" + table(*parsed)
             try:
                 filled = os.path.exists(path) and fill(path, block, block_name)
             except markers.MarkerError as e:
                 print(f"profile_table: error: {e}", file=sys.stderr)
                 return 1
             if filled:
-                print(f"profile_table: {path}: {len(rows)} kernels")
+                print(f"profile_table: {path}: {len(parsed[0])} kernels")
     return 0
