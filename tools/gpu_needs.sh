@@ -6,12 +6,15 @@
 #   wb_needs_gpus CHAPTER      the GPUs that have it, in words
 #   wb_gpu_cc ENV_JSON [SMI]   GPU 0's capability: the "cc" of ENV_JSON (00_env_check --json),
 #                              else nvidia-smi's (unless SMI is 0); nothing when unknown
-#   wb_gpu_run SECONDS CMD...  CMD under `timeout SECONDS`, holding the machine's GPU lock: gradings
-#                              started side by side (a class graded in parallel) build at the same
-#                              time but take turns on the GPU, so none times its kernels, or the
-#                              reference, while another's share the GPU. The lock is the file
-#                              GRADE_GPU_LOCK (default ${TMPDIR:-/tmp}/wb-grade-gpu.lock); without
-#                              flock(1) or that file, CMD runs unlocked.
+#   wb_gpu_run [--shared] SECONDS CMD...
+#                              CMD under `timeout SECONDS`, holding the machine's GPU lock, so that
+#                              gradings started side by side (a class graded in parallel) build at
+#                              the same time and never time kernels while another's run. A program
+#                              that times (benchmark, reference, 00's ceilings) holds the lock alone;
+#                              one that only checks results (tests, sweep, sanitizer) takes it
+#                              --shared, beside other checks but never beside a timing. The lock is
+#                              the file GRADE_GPU_LOCK (default ${TMPDIR:-/tmp}/wb-grade-gpu.lock);
+#                              without flock(1) or that file, CMD runs unlocked.
 wb_needs_cc() { case "$1" in 09|09_*) echo 9.0 ;; esac; }
 wb_needs_gpus() { case "$1" in 09|09_*) echo "H100, H200, GH200" ;; esac; }
 wb_gpu_cc() {
@@ -23,12 +26,13 @@ wb_gpu_cc() {
   case "$cc" in [0-9]*.[0-9]*) echo "$cc" ;; esac
 }
 wb_gpu_run() {
-  local to=$1 lock=${GRADE_GPU_LOCK:-${TMPDIR:-/tmp}/wb-grade-gpu.lock} t=()
+  local mode=-x lock=${GRADE_GPU_LOCK:-${TMPDIR:-/tmp}/wb-grade-gpu.lock} t=()
+  [ "$1" = --shared ] && { mode=-s; shift; }
+  command -v timeout >/dev/null 2>&1 && t=(timeout "$1")
   shift
-  command -v timeout >/dev/null 2>&1 && t=(timeout "$to")
   { [ -e "$lock" ] || : >"$lock"; } 2>/dev/null
   if command -v flock >/dev/null 2>&1 && [ -r "$lock" ]; then
-    flock "$lock" ${t[@]+"${t[@]}"} "$@"
+    flock "$mode" "$lock" ${t[@]+"${t[@]}"} "$@"
   else
     ${t[@]+"${t[@]}"} "$@"
   fi

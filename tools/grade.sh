@@ -25,8 +25,9 @@
 # Settings (environment): GRADE_DIR (default grade; a new or empty folder, or one this script made
 # before), GRADE_REFERENCE (default grade-reference), STUDENT_ID, GRADE_SEED, GRADE_TIMEOUT (seconds
 # per program run, default 900), GRADE_JOBS (parallel build jobs), GRADE_GPU_LOCK (see gpu_needs.sh:
-# gradings started side by side take turns on the GPU), GRADE_NO_GPU=1 (act as if there were no
-# GPU), CUOBJDUMP, SANITIZER (the tools; default: on the PATH, else in the CUDA toolkit).
+# gradings started side by side check results together but time their kernels alone),
+# GRADE_NO_GPU=1 (act as if there were no GPU), CUOBJDUMP, SANITIZER (the tools; default: on the
+# PATH, else in the CUDA toolkit).
 # Exit status: 0 graded (whatever the grade), 1 the submission could not be assembled or scoring
 # failed, 2 bad usage (a manifest from another workbook, a GRADE_DIR that cannot be written), 3 no
 # usable GPU, 4 a tool the grading needs is missing (compute-sanitizer, cuobjdump, CUPTI).
@@ -48,7 +49,7 @@ while [ $# -gt 0 ]; do
     --manifest) [ $# -ge 2 ] || usage; manifest=$2; shift 2 ;;
     --submission) [ $# -ge 2 ] || usage; submission=$2; shift 2 ;;
     --seed) [ $# -ge 2 ] || usage; seed=$2; shift 2 ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage ;;
   esac
 done
@@ -88,7 +89,9 @@ G=$(cd "$G" && pwd)
 R="$G/results.tsv"
 rec() { (IFS=$'\t'; echo "$*") >>"$R"; }
 TO=${GRADE_TIMEOUT:-900}
-run_to() { wb_gpu_run "$TO" "$@"; }
+# The machine's GPU lock (gpu_needs.sh): a program that times holds it alone, the checks share it.
+run_timed() { wb_gpu_run "$TO" "$@"; }
+run_check() { wb_gpu_run --shared "$TO" "$@"; }
 jobs=${GRADE_JOBS:-$(nproc 2>/dev/null || echo 4)}
 
 # ---- 2. the tree to grade --------------------------------------------------------------------
@@ -132,7 +135,7 @@ if [ "$(grade_py needs-reference --rubric "$rubric")" = yes ]; then
       case "$c" in 00_*|01_*) continue ;; esac
       extra=""; case "$c" in 07_*) extra="--no-costs" ;; 08_*) extra="--part crossover" ;; esac
       make --no-print-directory -j"$jobs" -C "$c" "$c" >>"$G/reference.log" 2>&1 &&
-        WB_KERNEL_TRACE="$G/reference_trace.tsv" run_to ./"$c"/"$c" --size "$bench_shape" $extra --csv "$ref.tmp" >>"$G/reference.log" 2>&1
+        WB_KERNEL_TRACE="$G/reference_trace.tsv" run_timed ./"$c"/"$c" --size "$bench_shape" $extra --csv "$ref.tmp" >>"$G/reference.log" 2>&1
     done
     [ -s "$ref.tmp" ] && mv "$ref.tmp" "$ref"
   else
@@ -165,7 +168,7 @@ built() { grep -q "^build	$1	ok$" "$R"; }
 # A GPU listed by nvidia-smi may still be unusable (driver too old, no code for it): 00 says so.
 env_json="$G/env.json"
 if [ -x "$T/00_env_check/00_env_check" ]; then
-  (cd "$T" && ./00_env_check/00_env_check --json "$env_json") >"$G/env.log" 2>&1
+  (cd "$T" && run_timed ./00_env_check/00_env_check --json "$env_json") >"$G/env.log" 2>&1
   rc=$?
   [ $rc -eq 3 ] && no_gpu "$(grep -m1 "^00_env_check: error:" "$G/env.log" || echo "00_env_check exit status 3")"
   rec program 00_env_check "$rc"
@@ -183,7 +186,7 @@ for c in $homework; do
   if [ -x "$bin" ]; then
     : >"$summary"
     echo "== $c/test_$c" >>"$G/tests.log"
-    (cd "$T/$c" && REQUIRE_GPU=1 WB_TEST_SUMMARY="$summary" run_to "./test_$c") >>"$G/tests.log" 2>&1
+    (cd "$T/$c" && REQUIRE_GPU=1 WB_TEST_SUMMARY="$summary" run_check "./test_$c") >>"$G/tests.log" 2>&1
     rc=$?
     if read -r _ p f s _ <"$summary" 2>/dev/null && [ -n "${s:-}" ]; then
       rec tests "$c" "$p" "$f" "$s" "$rc"; echo "grade: tests $c: $p passed, $f failed, $s skipped (exit $rc)"
@@ -206,7 +209,7 @@ for c in $homework; do
   trace="$G/trace_$c.tsv"
   # shellcheck disable=SC2086  # extra is empty or two words
   { echo "== $c --sizes $shapes --seed $seed"
-    (cd "$T" && WB_KERNEL_TRACE="$trace" run_to "$prog" --sizes "$shapes" --seed "$seed" --warmup 1 --reps 2 $extra --csv "$G/sweep.csv" 2>&1); } >>"$G/sweep.log"
+    (cd "$T" && WB_KERNEL_TRACE="$trace" run_check "$prog" --sizes "$shapes" --seed "$seed" --warmup 1 --reps 2 $extra --csv "$G/sweep.csv" 2>&1); } >>"$G/sweep.log"
   rc1=$?
   if cupti_missing "$G/sweep.log"; then
     echo "grade: the programs cannot trace their kernels: CUPTI (libcupti.so, part of the CUDA toolkit) was not found; set WB_CUPTI_LIB=/path/to/libcupti.so. Nothing was graded." >&2
@@ -217,7 +220,7 @@ for c in $homework; do
   fi
   [ $rc1 -eq 3 ] && no_gpu "$(grep -m1 -i 'error' "$G/sweep.log" || echo "$c exit status 3")"
   { echo "== $c --sizes $small --alpha -1.5 --beta 0.5 --seed $seed"
-    (cd "$T" && WB_KERNEL_TRACE="$trace" run_to "$prog" --sizes "$small" --alpha -1.5 --beta 0.5 --seed "$seed" --warmup 1 --reps 2 $extra --csv "$G/sweep.csv" 2>&1); } >>"$G/sweep.log"
+    (cd "$T" && WB_KERNEL_TRACE="$trace" run_check "$prog" --sizes "$small" --alpha -1.5 --beta 0.5 --seed "$seed" --warmup 1 --reps 2 $extra --csv "$G/sweep.csv" 2>&1); } >>"$G/sweep.log"
   rc2=$?
   rc=$rc1; [ $rc -eq 0 ] && rc=$rc2
   rec sweep "$c" "$rc"; echo "grade: sweep $c: $([ $rc -eq 0 ] && echo PASS || echo "FAILED (exit $rc)")"
@@ -228,7 +231,7 @@ for c in $homework; do
   for tool in memcheck racecheck; do
     targs=(--tool "$tool" --error-exitcode 9); [ "$tool" = racecheck ] && targs+=(--racecheck-report all)
     # shellcheck disable=SC2086  # sargs is a list of options
-    (cd "$T" && run_to "$san" "${targs[@]}" "$prog" $sargs --no-check) >>"$G/sanitize.log" 2>&1
+    (cd "$T" && run_check "$san" "${targs[@]}" "$prog" $sargs --no-check) >>"$G/sanitize.log" 2>&1
     rc=$?
     if [ $rc -eq 0 ]; then
       rec sanitize "$c" "$tool" "*" ok 0
@@ -236,7 +239,7 @@ for c in $homework; do
       rec sanitize "$c" "$tool" "*" fail "$rc"
       for v in $(grade_py variants "$G/variants_$c.txt"); do
         # shellcheck disable=SC2086
-        (cd "$T" && run_to "$san" "${targs[@]}" "$prog" $sargs --no-check --variant "$v") >>"$G/sanitize.log" 2>&1
+        (cd "$T" && run_check "$san" "${targs[@]}" "$prog" $sargs --no-check --variant "$v") >>"$G/sanitize.log" 2>&1
         r=$?
         rec sanitize "$c" "$tool" "$v" "$([ $r -eq 0 ] && echo ok || echo fail)" "$r"
       done
@@ -245,7 +248,7 @@ for c in $homework; do
   done
 
   { echo "== $c --size $bench_shape"
-    (cd "$T" && WB_KERNEL_TRACE="$trace" run_to "$prog" --size "$bench_shape" $extra --csv "$G/bench.csv" 2>&1); } >>"$G/bench.log"
+    (cd "$T" && WB_KERNEL_TRACE="$trace" run_timed "$prog" --size "$bench_shape" $extra --csv "$G/bench.csv" 2>&1); } >>"$G/bench.log"
   rc=$?
   rec bench "$c" "$rc"; echo "grade: bench $c at $bench_shape: exit $rc"
   if [ "$(grade_py idea "$c" --rubric "$rubric")" = sass ]; then

@@ -599,30 +599,43 @@ class TestScoring:
 
 class TestGpuLock:
     """wb_gpu_run (gpu_needs.sh), under which grade.sh runs every GPU program: gradings started side by
-    side take turns on the GPU, so none times its kernels while another's run."""
+    side never time their kernels while another's run, and check their results together."""
 
-    RUN = (". {needs}; for i in 1 2 3; do wb_gpu_run 60 sh -c 'echo start >>\"$0\"; sleep 0.3; "
-           "echo end >>\"$0\"' {log} & done; wait")
+    # Programs started 0.2 s apart, in the order given, a check (`--shared`, mode "check") or a timing
+    # ("timed") each, writing "start MODE" and "end MODE" around a pause of 0.8 s.
+    RUN = (". {needs}; for m in {modes}; do o=; [ $m = check ] && o=--shared; wb_gpu_run $o 60 sh -c "
+           "'echo start $1 >>\"$0\"; sleep 0.8; echo end $1 >>\"$0\"' {log} $m & sleep 0.2; done; wait")
 
-    def lines(self, tmp_path, env_extra):
+    def events(self, tmp_path, modes, lock):
         log = tmp_path / "log"
-        cmd = self.RUN.format(needs=os.path.join(TOOLS, "gpu_needs.sh"), log=log)
-        r = subprocess.run(["bash", "-c", cmd], env=dict(os.environ, **env_extra), capture_output=True, text=True)
+        cmd = self.RUN.format(needs=os.path.join(TOOLS, "gpu_needs.sh"), log=log, modes=" ".join(modes))
+        r = subprocess.run(["bash", "-c", cmd], env=dict(os.environ, GRADE_GPU_LOCK=lock), capture_output=True,
+                           text=True)
         assert r.returncode == 0, r.stderr
-        return log.read_text().split()
+        return [tuple(line.split()) for line in log.read_text().splitlines()]
 
-    def test_gradings_side_by_side_take_turns(self, tmp_path):
-        assert self.lines(tmp_path, {"GRADE_GPU_LOCK": str(tmp_path / "lock")}) == ["start", "end"] * 3
+    def test_timed_programs_take_turns(self, tmp_path):
+        events = self.events(tmp_path, ["timed"] * 3, str(tmp_path / "lock"))
+        assert [w for w, _ in events] == ["start", "end"] * 3
+
+    def test_checks_run_together_and_wait_for_a_timing(self, tmp_path):
+        events = self.events(tmp_path, ["check", "check", "timed"], str(tmp_path / "lock"))
+        assert events == [("start", "check")] * 2 + [("end", "check")] * 2 + [("start", "timed"), ("end", "timed")]
+
+    def test_a_timing_runs_alone_while_checks_wait(self, tmp_path):
+        events = self.events(tmp_path, ["timed", "check", "check"], str(tmp_path / "lock"))
+        assert events == [("start", "timed"), ("end", "timed")] + [("start", "check")] * 2 + [("end", "check")] * 2
 
     def test_without_a_usable_lock_file_the_programs_still_run(self, tmp_path):
-        lines = self.lines(tmp_path, {"GRADE_GPU_LOCK": str(tmp_path / "no" / "such" / "lock")})
-        assert sorted(lines) == ["end"] * 3 + ["start"] * 3
-        assert lines != ["start", "end"] * 3  # nothing serialised them: the test above can fail
+        events = self.events(tmp_path, ["timed"] * 3, str(tmp_path / "no" / "such" / "lock"))
+        assert [w for w, _ in events] == ["start"] * 3 + ["end"] * 3  # nothing serialised them
 
     def test_the_timeout_applies_to_the_program(self, tmp_path):
-        r = subprocess.run(["bash", "-c", f". {os.path.join(TOOLS, 'gpu_needs.sh')}; wb_gpu_run 1 sleep 30"],
-                           env=dict(os.environ, GRADE_GPU_LOCK=str(tmp_path / "lock")), capture_output=True, timeout=20)
-        assert r.returncode == 124
+        for mode in ("", "--shared "):
+            r = subprocess.run(["bash", "-c", f". {os.path.join(TOOLS, 'gpu_needs.sh')}; wb_gpu_run {mode}1 sleep 30"],
+                               env=dict(os.environ, GRADE_GPU_LOCK=str(tmp_path / "lock")), capture_output=True,
+                               timeout=20)
+            assert r.returncode == 124, mode
 
 
 class TestUsage:
