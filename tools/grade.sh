@@ -5,9 +5,9 @@
 #   2. grade assemble (tools/wb/grade.py): a fresh kit from this workbook, checked against the kit's manifest,
 #      with the student's region text poured in (GRADE_DIR/tree); every other change the submission
 #      made is listed and not used
-#   3. the reference: this workbook's own solution, benchmarked once per GPU model and commit
-#      (GRADE_REFERENCE/...) as the submissions are (kernels traced), when the rubric's tiers are
-#      relative to it
+#   3. the reference: this workbook's own solution, benchmarked once per GPU model and commit (and
+#      state of uncommitted edits) as the submissions are (kernels traced), kept in GRADE_REFERENCE/,
+#      when the rubric's tiers are relative to it; gradings side by side wait for the one measuring
 #   4. builds each homework chapter of the tree on its own (make -k): a broken one costs only itself
 #   5. per chapter: the kit's tests with REQUIRE_GPU=1; the variant table (--help); a correctness
 #      sweep on 4 random shapes from a fresh seed (GRADE_SEED= repeats it) and the two smallest again
@@ -123,23 +123,36 @@ cupti_missing() { grep -q "WB_KERNEL_TRACE is set but the kernels cannot be trac
 # ---- 3. the reference on this GPU ------------------------------------------------------------
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 if [ "$(grade_py needs-reference --rubric "$rubric")" = yes ]; then
-  commit=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)
+  # The workbook's version: its commit, and where tracked files differ from it, a hash of the
+  # difference, so that a workbook with local edits is measured once per state of those edits.
+  version=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)
+  edits=$(git -C "$ROOT" diff HEAD 2>/dev/null)
+  [ -n "$edits" ] && version="$version-edited-$(printf '%s' "$edits" | sha1sum | cut -c1-12)"
   slug=$(echo "$gpu_name" | tr -c 'A-Za-z0-9\n' '_')
   refdir=${GRADE_REFERENCE:-$ROOT/grade-reference}/$slug
-  ref="$refdir/${commit}_${bench_shape}.csv"
-  if [ ! -s "$ref" ] || [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+  ref="$refdir/${version}_${bench_shape}.csv"
+  # Measured by the first grading that needs it; gradings started beside it wait for it (the lock
+  # file in refdir) instead of building and timing the same thing at once.
+  measure_reference() {
+    if [ -s "$ref" ]; then echo "grade: the reference on $gpu_name at $bench_shape: $ref (measured before)"; return; fi
     echo "grade: the reference (this workbook's solution) on $gpu_name at $bench_shape -> $ref"
-    mkdir -p "$refdir" && rm -f "$ref.tmp"
+    local c extra tmp="$ref.tmp.$$"
+    rm -f "$tmp"
     make --no-print-directory -j"$jobs" lib >>"$G/reference.log" 2>&1
     for c in $homework; do
       case "$c" in 00_*|01_*) continue ;; esac
       extra=""; case "$c" in 07_*) extra="--no-costs" ;; 08_*) extra="--part crossover" ;; esac
       make --no-print-directory -j"$jobs" -C "$c" "$c" >>"$G/reference.log" 2>&1 &&
-        WB_KERNEL_TRACE="$G/reference_trace.tsv" run_timed ./"$c"/"$c" --size "$bench_shape" $extra --csv "$ref.tmp" >>"$G/reference.log" 2>&1
+        WB_KERNEL_TRACE="$G/reference_trace.tsv" run_timed ./"$c"/"$c" --size "$bench_shape" $extra --csv "$tmp" >>"$G/reference.log" 2>&1
     done
-    [ -s "$ref.tmp" ] && mv "$ref.tmp" "$ref"
+    [ -s "$tmp" ] && mv "$tmp" "$ref"
+    rm -f "$tmp"
+  }
+  mkdir -p "$refdir" 2>/dev/null
+  if command -v flock >/dev/null 2>&1 && { : >>"$refdir/.lock"; } 2>/dev/null; then
+    ( flock 9; measure_reference ) 9<"$refdir/.lock"
   else
-    echo "grade: the reference on $gpu_name at $bench_shape: $ref (measured before)"
+    measure_reference
   fi
   [ -s "$ref" ] && cp "$ref" "$G/reference.csv"
 fi

@@ -243,7 +243,7 @@ class TestAssembly:
 # A chapter program that acts as the real one would on a GPU, given what its region holds: the
 # variants are "v1" and "v2", each computed by the code of region 1 and region 2 of kernels.cuh.
 STAND_IN_PROGRAM = r'''#!/usr/bin/env python3
-import csv, os, re, sys
+import csv, os, re, sys, time
 here = os.path.dirname(os.path.abspath(sys.argv[0]))
 chapter = os.path.basename(here)
 args = sys.argv[1:]
@@ -282,6 +282,7 @@ for (m, n, k) in shapes:
         smem = 0 if "NOSMEM" in body or "CUBLAS" in body else 2048
         trace.append(f"{v} fp32 {m}x{n}x{k}\t{kernel}\t3\t{smem}\t0\t32\t256\t{(m * n + 255) // 256}\n")
 path = opt("--csv")
+time.sleep(float(os.environ.get("FAKE_RUN_SECONDS", "0")))  # a measurement that takes a while
 new = not os.path.exists(path)
 with open(path, "a", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
@@ -419,6 +420,64 @@ class TestStandInGrading:
                 assert variants["v2"]["sanitizer"] == "memcheck ok, racecheck ok"
             if name == "cublas":
                 assert variants["v1"]["idea"] == "NO"
+
+    def start_grading(self, name, wb, reference, extra=None):
+        sub, g = plant_student(self.tmp, self.kit, name, ["mark(RIGHT);", "mark(RIGHT);"])
+        env = {k: v for k, v in os.environ.items() if k not in DROP}
+        env.update({"PATH": self.path, "GRADE_DIR": g, "GRADE_SEED": "7", "STUDENT_ID": name,
+                    "GRADE_REFERENCE": reference, "GRADE_GPU_LOCK": os.path.join(self.tmp, name + ".lock")}, **(extra or {}))
+        return subprocess.Popen(["bash", "tools/grade.sh", "--submission", sub, "--manifest", self.manifest], cwd=wb,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    @staticmethod
+    def reference_lines(out):
+        measured = [x for x in out.splitlines() if x.startswith("grade: the reference (this workbook's solution)")]
+        before = [x for x in out.splitlines() if x.startswith("grade: the reference") and x.endswith("(measured before)")]
+        return measured, before
+
+    def test_gradings_side_by_side_measure_the_reference_once(self):
+        # Three gradings at once on a workbook whose reference is not measured yet, each measurement
+        # taking a while: one measures, the others wait for it and read its file.
+        reference = os.path.join(self.tmp, "reference-side-by-side")
+        procs = [self.start_grading(f"side{i}", self.wb, reference, {"FAKE_RUN_SECONDS": "0.5"}) for i in range(3)]
+        outs = [p.communicate()[0] for p in procs]
+        assert [p.returncode for p in procs] == [0, 0, 0], outs
+        lines = [self.reference_lines(o) for o in outs]
+        assert sum(len(m) for m, _ in lines) == 1, outs
+        assert sum(len(b) for _, b in lines) == 2, outs
+        rows = read_rows(os.path.join(reference, "Stand_in_GPU", "unknown_256x256x256.csv"))
+        assert [r["variant"] for r in rows] == ["cublas_sgemm", "v1", "v2"]  # one measurement's rows
+        assert sorted(os.listdir(os.path.join(reference, "Stand_in_GPU"))) == [".lock", "unknown_256x256x256.csv"]
+
+    @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+    def test_an_edited_workbook_is_measured_once_per_state_of_its_edits(self):
+        wb = os.path.join(self.tmp, "wb-git")
+        built = {"03_shared_tiling", "test_03_shared_tiling"}  # what the stand-in build writes: not committed
+        shutil.copytree(self.wb, wb, ignore=lambda d, names: [n for n in names if n in built and
+                                                              os.path.isfile(os.path.join(d, n))])
+        git = ["git", "-c", "user.name=wb", "-c", "user.email=wb@example.org", "-C", wb]
+        for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "stand-in"]):
+            assert subprocess.run(git + cmd, capture_output=True).returncode == 0
+        commit = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        reference = os.path.join(self.tmp, "reference-git")
+
+        def grade_once(name):
+            p = self.start_grading(name, wb, reference)
+            out = p.communicate()[0]
+            assert p.returncode == 0, out
+            measured, before = self.reference_lines(out)
+            assert len(measured) + len(before) == 1, out
+            return (measured or before)[0], bool(measured)
+
+        line, measured = grade_once("git1")
+        assert measured and line.endswith(f"/{commit}_256x256x256.csv")
+        assert grade_once("git2")[1] is False
+        kernels = os.path.join(wb, "03_shared_tiling/kernels.cuh")
+        write(kernels, read(kernels).replace("mark(RIGHT);", "mark(RIGHT);  // tidied", 1))  # the solution, edited
+        line, measured = grade_once("git3")
+        assert measured and re.search(rf"/{commit}-edited-[0-9a-f]{{12}}_256x256x256\.csv$", line), line
+        assert grade_once("git4") == (line.replace("the reference (this workbook's solution) on", "the reference on")
+                                      .replace(" -> ", ": ") + " (measured before)", False)
 
     def test_gutted_tests_and_an_edited_grader_change_nothing(self):
         def edit(sub):
