@@ -377,16 +377,26 @@ class TestStandInGrading:
     def teardown_class(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def grade_student(self, name, bodies, edit=None):
+    def start_grading(self, name, bodies, edit=None, wb=None, reference=None, extra=None):
+        """grade.sh on a planted student, started: (its Popen, output and errors together; its grade
+        folder). On the stand-in workbook (or `wb`), with its own GPU lock file."""
         sub, g = plant_student(self.tmp, self.kit, name, bodies, edit)
-        r = run(["bash", "tools/grade.sh", "--submission", sub, "--manifest", self.manifest],
-                {"PATH": self.path, "GRADE_DIR": g, "GRADE_SEED": "7", "STUDENT_ID": name,
-                 "GRADE_REFERENCE": os.path.join(self.tmp, "reference")}, cwd=self.wb)
-        assert r.returncode == 0, r.stdout + r.stderr
+        env = {k: v for k, v in os.environ.items() if k not in DROP}
+        env.update({"PATH": self.path, "GRADE_DIR": g, "GRADE_SEED": "7", "STUDENT_ID": name,
+                    "GRADE_REFERENCE": reference or os.path.join(self.tmp, "reference"),
+                    "GRADE_GPU_LOCK": os.path.join(self.tmp, name + ".lock")}, **(extra or {}))
+        return subprocess.Popen(["bash", "tools/grade.sh", "--submission", sub, "--manifest", self.manifest],
+                                cwd=wb or self.wb, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True), g
+
+    def grade_student(self, name, bodies, edit=None):
+        p, g = self.start_grading(name, bodies, edit)
+        out = p.communicate()[0]
+        assert p.returncode == 0, out
         rows = read_rows(os.path.join(g, "grade.csv"))
         chapter = next(x for x in rows if x["kind"] == "chapter")
         variants = {x["variant"]: x for x in rows if x["kind"] == "variant"}
-        return float(chapter["points"]), variants, read(os.path.join(g, "grade.md")), r.stdout
+        return float(chapter["points"]), variants, read(os.path.join(g, "grade.md")), out
 
     def test_the_cohort(self):
         # name: (region 1, region 2), expected points, {variant: words its note must hold}
@@ -421,14 +431,6 @@ class TestStandInGrading:
             if name == "cublas":
                 assert variants["v1"]["idea"] == "NO"
 
-    def start_grading(self, name, wb, reference, extra=None):
-        sub, g = plant_student(self.tmp, self.kit, name, ["mark(RIGHT);", "mark(RIGHT);"])
-        env = {k: v for k, v in os.environ.items() if k not in DROP}
-        env.update({"PATH": self.path, "GRADE_DIR": g, "GRADE_SEED": "7", "STUDENT_ID": name,
-                    "GRADE_REFERENCE": reference, "GRADE_GPU_LOCK": os.path.join(self.tmp, name + ".lock")}, **(extra or {}))
-        return subprocess.Popen(["bash", "tools/grade.sh", "--submission", sub, "--manifest", self.manifest], cwd=wb,
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
     @staticmethod
     def reference_lines(out):
         measured = [x for x in out.splitlines() if x.startswith("grade: the reference (this workbook's solution)")]
@@ -439,7 +441,9 @@ class TestStandInGrading:
         # Three gradings at once on a workbook whose reference is not measured yet, each measurement
         # taking a while: one measures, the others wait for it and read its file.
         reference = os.path.join(self.tmp, "reference-side-by-side")
-        procs = [self.start_grading(f"side{i}", self.wb, reference, {"FAKE_RUN_SECONDS": "0.5"}) for i in range(3)]
+        right = ["mark(RIGHT);", "mark(RIGHT);"]
+        procs = [self.start_grading(f"side{i}", right, reference=reference, extra={"FAKE_RUN_SECONDS": "0.5"})[0]
+                 for i in range(3)]
         outs = [p.communicate()[0] for p in procs]
         assert [p.returncode for p in procs] == [0, 0, 0], outs
         lines = [self.reference_lines(o) for o in outs]
@@ -462,7 +466,7 @@ class TestStandInGrading:
         reference = os.path.join(self.tmp, "reference-git")
 
         def grade_once(name):
-            p = self.start_grading(name, wb, reference)
+            p, _ = self.start_grading(name, ["mark(RIGHT);", "mark(RIGHT);"], wb=wb, reference=reference)
             out = p.communicate()[0]
             assert p.returncode == 0, out
             measured, before = self.reference_lines(out)
