@@ -13,7 +13,7 @@ REQUIRE_GPU=1 makes that a failure. The CPU part
 of the same cohort is in tools/test_grade.py. On an H200 with 16 cores the first grading takes about
 75 s and the eight beside it under 5 minutes each, except the student with the race: the sanitizer
 run again per variant to name the racy one (grade.sh, step 5) takes that grading past 8 minutes, so
-the whole file takes longer than a 10-minute limit allows.
+the whole file takes longer than a 10-minute limit allows (results/h200/cohort_0d49525.txt).
 """
 import csv
 import json
