@@ -51,6 +51,7 @@
 
 #include "cuda_check.cuh"
 #include "cuda_handles.cuh"
+#include "timer.cuh"
 
 namespace wb {
 
@@ -163,10 +164,27 @@ public:
 
     // Joules per call of `launch(stream)`: the board's mean power while the calls run back to back
     // (see the top of the file), times the GPU time of one call measured meanwhile. ms_per_call
-    // (the timed median) only sizes the batches. -1 when the meter is not ready or the reading
-    // failed.
+    // (the timed median) sizes the batches. With a guard (fresh_inputs.cuh), each call gets fresh
+    // inputs first, as a timed launch does: the batches then time the fills too, so the power is
+    // multiplied by ms_per_call, the call's own time between its events. -1 when the meter is not
+    // ready or the reading failed.
     template <class Launch>
-    double joules_per_call(Launch&& launch, double ms_per_call, cudaStream_t stream) {
+    double joules_per_call(Launch&& launch, double ms_per_call, cudaStream_t stream, LaunchGuard* guard = nullptr) {
+        if (!guard) return measure(launch, ms_per_call, stream);
+        auto fresh = [&](cudaStream_t st) {
+            guard->before(st);
+            launch(st);
+        };
+        const double joules = measure(fresh, ms_per_call, stream);
+        return joules > 0 ? joules / busy_ms_ * ms_per_call : -1;
+    }
+
+    EnergyMeter(const EnergyMeter&) = delete;
+    EnergyMeter& operator=(const EnergyMeter&) = delete;
+
+private:
+    template <class Launch>
+    double measure(Launch& launch, double ms_per_call, cudaStream_t stream) {
         if (!ready()) return -1;
         WB_CUDA_CHECK(cudaStreamSynchronize(stream));
         const double ramp_up_s = kEnergyRampUpMs / 1000;
@@ -203,13 +221,10 @@ public:
             ms = run_busy(launch, ms_per_call, stream, poll, std::chrono::milliseconds(1));
             watts = sampled_watts(samples, ramp_up_s);
         }
+        busy_ms_ = ms;
         return watts > 0 && ms > 0 ? watts * ms / 1000 : -1;
     }
 
-    EnergyMeter(const EnergyMeter&) = delete;
-    EnergyMeter& operator=(const EnergyMeter&) = delete;
-
-private:
     using Device = void*;  // nvmlDevice_t: an opaque handle
     using Ret = int;       // nvmlReturn_t: 0 is NVML_SUCCESS
     Ret (*init_)() = nullptr;
@@ -218,6 +233,7 @@ private:
     Ret (*power_)(Device, unsigned int*) = nullptr;
     Device device_ = nullptr;
     bool has_counter_ = false;
+    double busy_ms_ = 0;  // the GPU time per call of the last measurement's batches
     std::string why_not_;
 
     // What a poll says about the measurement: the GPU is still settling (nothing counts yet), the

@@ -274,19 +274,35 @@ struct GemmProblem::Impl {
                                           cudaMemcpyDeviceToDevice, stream));
     }
 
+    // The seeded 16-bit and FP8 inputs are converted once and kept on the host, so that putting
+    // them back after a timing (seeded) is one upload.
+    std::vector<__half> hA16, hB16;
+    std::vector<__nv_bfloat16> hAbf, hBbf;
+    std::vector<__nv_fp8_e4m3> hA8, hBt8;
+    std::vector<float> hScales;
     void ensure_fp16() {
         if (dA16.get()) return;
+        hA16 = to_half(A);
+        hB16 = to_half(B);
         dA16 = DeviceBuffer<__half>(A.size());
         dB16 = DeviceBuffer<__half>(B.size());
-        dA16.upload(to_half(A));
-        dB16.upload(to_half(B));
+        upload_fp16();
+    }
+    void upload_fp16() {
+        dA16.upload(hA16);
+        dB16.upload(hB16);
     }
     void ensure_bf16() {
         if (dAbf.get()) return;
+        hAbf = to_bf16(A);
+        hBbf = to_bf16(B);
         dAbf = DeviceBuffer<__nv_bfloat16>(A.size());
         dBbf = DeviceBuffer<__nv_bfloat16>(B.size());
-        dAbf.upload(to_bf16(A));
-        dBbf.upload(to_bf16(B));
+        upload_bf16();
+    }
+    void upload_bf16() {
+        dAbf.upload(hAbf);
+        dBbf.upload(hBbf);
     }
 
     // The same scales as round_to(Precision::fp8_e4m3, ...), so the reference's dequantized values
@@ -294,18 +310,42 @@ struct GemmProblem::Impl {
     void ensure_fp8() {
         if (dA8.get()) return;
         const float scales[2] = {e4m3_scale(A.data(), A.size()), e4m3_scale(B.data(), B.size())};
+        hA8 = to_e4m3(A, scales[0], s.m, s.k, false);
+        hBt8 = to_e4m3(B, scales[1], s.k, s.n, true);
+        hScales.assign(2 * kScaleSlot, 0.0f);
+        hScales[0] = scales[0];
+        hScales[kScaleSlot] = scales[1];
         dA8 = DeviceBuffer<__nv_fp8_e4m3>(A.size());
         dBt8 = DeviceBuffer<__nv_fp8_e4m3>(B.size());
         dScales = DeviceBuffer<float>(2 * kScaleSlot);
-        dA8.upload(to_e4m3(A, scales[0], s.m, s.k, false));
-        dBt8.upload(to_e4m3(B, scales[1], s.k, s.n, true));
-        std::vector<float> slots(2 * kScaleSlot, 0.0f);
-        slots[0] = scales[0];
-        slots[kScaleSlot] = scales[1];
-        dScales.upload(slots);
+        upload_fp8();
+    }
+    void upload_fp8() {
+        dA8.upload(hA8);
+        dBt8.upload(hBt8);
+        dScales.upload(hScales);
     }
     Fp8Operand a8() const { return {dA8.get(), dScales.get()}; }
     Fp8Operand bt8() const { return {dBt8.get(), dScales.get() + kScaleSlot}; }
+
+    // Whether a timing has overwritten the device inputs of one input type (fp32 serves TF32 too).
+    enum Inputs { kF32, kF16, kBf16, kF8, kInputsCount };
+    bool overwritten[kInputsCount] = {};
+    static Inputs inputs_of(Precision p) {
+        return p == Precision::fp16 ? kF16 : p == Precision::bf16 ? kBf16 : p == Precision::fp8_e4m3 ? kF8 : kF32;
+    }
+    // Puts the seeded inputs of precision p back on the device where a timing replaced them.
+    void seeded(Precision p) {
+        const Inputs in = inputs_of(p);
+        if (!overwritten[in]) return;
+        overwritten[in] = false;
+        switch (in) {
+            case kF16: upload_fp16(); break;
+            case kBf16: upload_bf16(); break;
+            case kF8: upload_fp8(); break;
+            default: dA.upload(A); dB.upload(B);
+        }
+    }
 
     template <class Launch>
     std::vector<float> run_once(Launch&& launch, cudaStream_t stream) {
@@ -325,6 +365,7 @@ struct GemmProblem::Impl {
             round_to(p, r.B);
         }
         const GemmView g = view(p);
+        seeded(p);
         if (GemmProblem::full_reference(s)) {
             reference_full(g, r.value, r.scale);
         } else {
@@ -401,6 +442,7 @@ void GemmProblem::prepare_reference(Precision p, cudaStream_t stream) { impl_->r
 
 CheckResult GemmProblem::verify(SgemmFn run, Precision p, cudaStream_t stream) {
     Impl& d = *impl_;
+    d.seeded(p);
     const std::vector<float> C = d.run_once([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA.get(), d.dB.get(), d.beta, d.dC.get(), st); }, stream);
     return d.check(p, C, stream);
 }
@@ -408,6 +450,7 @@ CheckResult GemmProblem::verify(SgemmFn run, Precision p, cudaStream_t stream) {
 CheckResult GemmProblem::verify(HgemmFn run, cudaStream_t stream) {
     Impl& d = *impl_;
     d.ensure_fp16();
+    d.seeded(Precision::fp16);
     const std::vector<float> C = d.run_once([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dA16.get(), d.dB16.get(), d.beta, d.dC.get(), st); }, stream);
     return d.check(Precision::fp16, C, stream);
 }
@@ -415,6 +458,7 @@ CheckResult GemmProblem::verify(HgemmFn run, cudaStream_t stream) {
 CheckResult GemmProblem::verify(BgemmFn run, cudaStream_t stream) {
     Impl& d = *impl_;
     d.ensure_bf16();
+    d.seeded(Precision::bf16);
     const std::vector<float> C = d.run_once([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.dAbf.get(), d.dBbf.get(), d.beta, d.dC.get(), st); }, stream);
     return d.check(Precision::bf16, C, stream);
 }
@@ -422,6 +466,7 @@ CheckResult GemmProblem::verify(BgemmFn run, cudaStream_t stream) {
 CheckResult GemmProblem::verify(Fp8gemmFn run, cudaStream_t stream) {
     Impl& d = *impl_;
     d.ensure_fp8();
+    d.seeded(Precision::fp8_e4m3);
     const std::vector<float> C = d.run_once([&](cudaStream_t st) { run(d.s.m, d.s.n, d.s.k, d.alpha, d.a8(), d.bt8(), d.beta, d.dC.get(), st); }, stream);
     return d.check(Precision::fp8_e4m3, C, stream);
 }
@@ -431,20 +476,56 @@ CheckResult GemmProblem::verify(const SgemmVariant& v, cudaStream_t stream) { re
 CheckResult GemmProblem::verify(const HgemmVariant& v, cudaStream_t stream) { return verify(v.run, stream); }
 CheckResult GemmProblem::verify(const BgemmVariant& v, cudaStream_t stream) { return verify(v.run, stream); }
 
-Timing GemmProblem::time(SgemmFn run, int warmup, int reps, cudaStream_t stream) {
-    return time_launches(launch(run), warmup, reps, stream);
+namespace {
+template <class Launch>
+Timing time_fresh(GemmProblem& prob, Precision p, Launch launch, int warmup, int reps, cudaStream_t stream) {
+    FreshInputs fresh(prob.operands(p));
+    const Timing t = time_launches(launch, warmup, reps, stream, &fresh);
+    const CheckResult c = fresh.collect()[kVariantSide];
+    if (!c.pass) throw std::runtime_error("wrong in a timed run: " + c.describe());
+    return t;
+}
+}  // namespace
+
+Timing GemmProblem::time(SgemmFn run, int warmup, int reps, cudaStream_t stream, Precision p) {
+    return time_fresh(*this, p, launch(run), warmup, reps, stream);
 }
 
 Timing GemmProblem::time(HgemmFn run, int warmup, int reps, cudaStream_t stream) {
-    return time_launches(launch(run), warmup, reps, stream);
+    return time_fresh(*this, Precision::fp16, launch(run), warmup, reps, stream);
 }
 
 Timing GemmProblem::time(BgemmFn run, int warmup, int reps, cudaStream_t stream) {
-    return time_launches(launch(run), warmup, reps, stream);
+    return time_fresh(*this, Precision::bf16, launch(run), warmup, reps, stream);
 }
 
 Timing GemmProblem::time(Fp8gemmFn run, int warmup, int reps, cudaStream_t stream) {
-    return time_launches(launch(run), warmup, reps, stream);
+    return time_fresh(*this, Precision::fp8_e4m3, launch(run), warmup, reps, stream);
+}
+
+GemmOperands GemmProblem::operands(Precision p) {
+    Impl& d = *impl_;
+    GemmOperands g;
+    g.precision = p;
+    g.s = d.s;
+    g.alpha = d.alpha;
+    g.beta = d.beta;
+    g.C = d.dC.get();
+    switch (p) {
+        case Precision::fp16: d.ensure_fp16(); g.A = d.dA16.get(); g.B = d.dB16.get(); break;
+        case Precision::bf16: d.ensure_bf16(); g.A = d.dAbf.get(); g.B = d.dBbf.get(); break;
+        case Precision::fp8_e4m3:
+            d.ensure_fp8();
+            g.A = d.dA8.get();
+            g.B = d.dBt8.get();
+            g.b_transposed = true;
+            g.scale_a = d.dScales.get();
+            g.scale_b = d.dScales.get() + kScaleSlot;
+            break;
+        default: g.A = d.dA.get(); g.B = d.dB.get();
+    }
+    d.overwritten[Impl::inputs_of(p)] = true;
+    return g;
 }
 
 std::function<void(cudaStream_t)> GemmProblem::launch(SgemmFn run) {
@@ -651,8 +732,20 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
             if (paired && r.gflops > 0) r.pct_baseline = 100.0 * t->ratio;
             if (joules > 0) r.gflops_per_j = s.flops() / 1e9 / joules;
             if (c) r.rel_err = c->rel_err;
+            // Faster than the GPU's own peak for the precision (its SMs at their highest clock)
+            // is no result: the time did not come from the work. Printed as such, never as a rate.
+            std::string implausible;
+            if (peak_for(p) > 0 && r.gflops > peak_for(p)) {
+                implausible = "implausible: " + format_number(r.gflops, 0) + " GFLOP/s is above this GPU's " +
+                              to_string(p) + " peak of " + format_number(peak_for(p), 0) +
+                              " GFLOP/s; no time or rate is reported";
+                r.status = "IMPLAUSIBLE";
+                r.ms_median = r.ms_min = r.gflops = r.pct_baseline = r.pct_peak = r.gflops_per_j = -1;
+                failed = true;
+            }
             table.row(r);
             if (c && !c->pass) std::printf("    %s\n", c->describe().c_str());
+            if (!implausible.empty()) std::printf("    %s\n", implausible.c_str());
             if (!opt.csv.empty()) append_csv(opt.csv, r, info);
             if (rows_out) rows_out->push_back(r);
         };
@@ -685,15 +778,27 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
                     prob.prepare_reference(p, stream);
                     in_window([&] { c = verify(); });
                 }
+                // Every launch timed (warm-ups and the energy meter's too) on fresh inputs, every
+                // timed one checked (fresh_inputs.cuh); the verify above ran on the seeded ones.
+                FreshInputs fresh(prob.operands(p));
                 PairedTiming t;
                 if (base && baseline[index_of(p)] > 0)
-                    t = time_paired(base, run, opt.warmup, opt.reps, stream, in_window);
+                    t = time_paired(base, run, opt.warmup, opt.reps, stream, in_window, &fresh);
                 else
-                    in_window([&] { t.variant = time_launches(run, opt.warmup, opt.reps, stream); });
+                    in_window([&] { t.variant = time_launches(run, opt.warmup, opt.reps, stream, &fresh); });
+                const std::array<CheckResult, 2> timed = fresh.collect();
+                if (!timed[kBaselineSide].pass)
+                    throw std::runtime_error("the baseline was wrong in a timed run: " + timed[kBaselineSide].describe());
+                if (!timed[kVariantSide].pass) {
+                    failed = true;
+                    r.status = "FAIL (wrong in a timed run)";
+                    emit(r, p, nullptr, &timed[kVariantSide], -1);
+                    return;
+                }
                 if (!base) baseline[index_of(p)] = s.flops() / (t.variant.ms_median * 1e6);
                 double joules = -1;
                 if (opt.energy)
-                    in_window([&] { joules = EnergyMeter::get().joules_per_call(run, t.variant.ms_median, stream); });
+                    in_window([&] { joules = EnergyMeter::get().joules_per_call(run, t.variant.ms_median, stream, &fresh); });
                 r.status = !checked ? "unchecked" : c.pass ? "PASS" : "FAIL";
                 failed = failed || (checked && !c.pass);
                 emit(r, p, &t, checked ? &c : nullptr, joules);

@@ -30,6 +30,7 @@
 
 #include "cuda_check.cuh"
 #include "device.cuh"
+#include "fresh_inputs.cuh"
 #include "numerics.h"
 #include "options.h"
 #include "report.h"
@@ -208,10 +209,16 @@ public:
     // reference is computed from the dequantized values, so quantization error is not counted.
     CheckResult verify(const Fp8gemmVariant& v, cudaStream_t stream = 0);
     CheckResult verify(Fp8gemmFn run, cudaStream_t stream = 0);
-    Timing time(SgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
+    // Times `run` with fresh inputs before every launch and a check after it (fresh_inputs.cuh);
+    // throws std::runtime_error("wrong in a timed run: ...") when a launch's check fails.
+    Timing time(SgemmFn run, int warmup, int reps, cudaStream_t stream = 0, Precision p = Precision::fp32);
     Timing time(HgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
     Timing time(BgemmFn run, int warmup, int reps, cudaStream_t stream = 0);
     Timing time(Fp8gemmFn run, int warmup, int reps, cudaStream_t stream = 0);
+    // The device operands of precision p, for a FreshInputs guard: the launchers of launch() below
+    // read exactly these buffers. A timing overwrites them; the next verify() puts the seeded
+    // inputs back first.
+    GemmOperands operands(Precision p);
     // One call of `run` on this problem's buffers, as a callable of the stream (for time_paired,
     // the energy meter, or any timing of one's own).
     std::function<void(cudaStream_t)> launch(SgemmFn run);

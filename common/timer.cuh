@@ -6,7 +6,8 @@
 // each launch between its own pair of events and report the median (robust to a stray slow run)
 // and the minimum.
 // A variant compared with a baseline is timed in rounds alternating with it (time_paired), more
-// rounds for a short call (paired_more_rounds).
+// rounds for a short call (paired_more_rounds). A GEMM is timed with a LaunchGuard: fresh inputs
+// before every launch and a check after it (fresh_inputs.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -38,35 +39,69 @@ inline Timing summarize(std::vector<float> ms) {
     return t;
 }
 
+// What runs around each timed launch, outside its events. For a GEMM that is FreshInputs
+// (fresh_inputs.cuh): new inputs before every launch and a check of its result after it, so that
+// no launch can be served from earlier work. Timings of other things (a copy, a graph, a ceiling
+// loop) run without one.
+class LaunchGuard {
+public:
+    virtual ~LaunchGuard() = default;
+    // Called once before a batch of `launches` launches is queued (not between them).
+    virtual void batch(int launches, cudaStream_t stream) = 0;
+    virtual void before(cudaStream_t stream) = 0;
+    // `side` tells the two sides of a paired timing apart: 0 the variant, 1 the baseline.
+    virtual void after(cudaStream_t stream, int side) = 0;
+};
+constexpr int kVariantSide = 0, kBaselineSide = 1;
+
 namespace detail {
-// Appends the GPU times of `n` launches to `ms`. The launches are queued back to back, each between
-// two events, and read once at the end; one untimed launch goes first. So each pair of events
-// brackets the GPU's own work: were the host to wait after every launch, the GPU would sit idle
-// while the next launch is submitted, and those few microseconds would land inside the next
-// measurement (a tenth of a 1024^3 FP16 GEMM).
+// One launch with its guard's work around it (none without a guard).
 template <class Launch>
-void time_each(Launch& launch, int n, cudaStream_t stream, std::vector<float>& ms) {
-    if (n <= 0) return;
-    std::vector<Event> marks(n + 1);
+void guarded(Launch& launch, cudaStream_t stream, LaunchGuard* guard, int side, cudaEvent_t start = nullptr,
+             cudaEvent_t stop = nullptr) {
+    if (guard) guard->before(stream);
+    if (start) WB_CUDA_CHECK(cudaEventRecord(start, stream));
     launch(stream);
-    WB_CUDA_CHECK(cudaEventRecord(marks[0], stream));
-    for (int i = 0; i < n; ++i) {
-        launch(stream);
-        WB_CUDA_CHECK(cudaEventRecord(marks[i + 1], stream));
-    }
-    WB_CUDA_CHECK(cudaEventSynchronize(marks[n]));
-    for (int i = 0; i < n; ++i) ms.push_back(float(elapsed_ms(marks[i], marks[i + 1])));
+    if (stop) WB_CUDA_CHECK(cudaEventRecord(stop, stream));
+    if (guard) guard->after(stream, side);
+}
+
+// Appends the GPU times of `n` launches to `ms`. The launches are queued back to back, each between
+// its own two events, and read once at the end; one untimed launch goes first. So each pair of
+// events brackets the GPU's own work: were the host to wait after every launch, the GPU would sit
+// idle while the next launch is submitted, and those few microseconds would land inside the next
+// measurement (a tenth of a 1024^3 FP16 GEMM). A guard's work (a fill, a check) runs between the
+// pairs, never inside one.
+template <class Launch>
+void time_each(Launch& launch, int n, cudaStream_t stream, std::vector<float>& ms, LaunchGuard* guard = nullptr,
+               int side = kVariantSide) {
+    if (n <= 0) return;
+    if (guard) guard->batch(n + 1, stream);
+    std::vector<Event> starts(n), stops(n);
+    guarded(launch, stream, guard, side);
+    for (int i = 0; i < n; ++i) guarded(launch, stream, guard, side, starts[i], stops[i]);
+    WB_CUDA_CHECK(cudaEventSynchronize(stops[n - 1]));
+    for (int i = 0; i < n; ++i) ms.push_back(float(elapsed_ms(starts[i], stops[i])));
+}
+
+// `n` untimed launches (warm-ups), each with its guard's work.
+template <class Launch>
+void warm_up(Launch& launch, int n, cudaStream_t stream, LaunchGuard* guard, int side) {
+    if (n <= 0) return;
+    if (guard) guard->batch(n, stream);
+    for (int i = 0; i < n; ++i) guarded(launch, stream, guard, side);
+    WB_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 }  // namespace detail
 
 // Times `launch(stream)`: `warmup` untimed calls, then `reps` calls each between its own pair of
-// events. Any CUDA error during the runs throws wb::CudaError.
+// events; with a guard, each call (warm-ups too) gets its work around it. Any CUDA error during
+// the runs throws wb::CudaError.
 template <class Launch>
-Timing time_launches(Launch&& launch, int warmup, int reps, cudaStream_t stream) {
+Timing time_launches(Launch&& launch, int warmup, int reps, cudaStream_t stream, LaunchGuard* guard = nullptr) {
     std::vector<float> ms;
-    for (int i = 0; i < warmup; ++i) launch(stream);
-    WB_CUDA_CHECK(cudaStreamSynchronize(stream));
-    detail::time_each(launch, reps, stream, ms);
+    detail::warm_up(launch, warmup, stream, guard, kVariantSide);
+    detail::time_each(launch, reps, stream, ms, guard);
     return summarize(std::move(ms));
 }
 
@@ -124,17 +159,14 @@ inline int paired_per_round(int reps, double call_ms) {
 // baseline that size the rounds (paired_per_round), then paired_rounds(reps) rounds in alternating
 // order, and two more at a time while paired_more_rounds says so. `in_window(f)` runs f, the
 // variant's launches only (e.g. inside a kernel trace window); the baseline's launches run outside it.
+// The guard (both sides share the operands) works around every launch of both, tagged by side.
 template <class Baseline, class Variant, class InWindow>
 PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int reps, cudaStream_t stream,
-                         InWindow&& in_window) {
-    for (int i = 0; i < warmup; ++i) baseline(stream);
-    WB_CUDA_CHECK(cudaStreamSynchronize(stream));
-    in_window([&] {
-        for (int i = 0; i < warmup; ++i) variant(stream);
-        WB_CUDA_CHECK(cudaStreamSynchronize(stream));
-    });
+                         InWindow&& in_window, LaunchGuard* guard = nullptr) {
+    detail::warm_up(baseline, warmup, stream, guard, kBaselineSide);
+    in_window([&] { detail::warm_up(variant, warmup, stream, guard, kVariantSide); });
     std::vector<float> probe;
-    detail::time_each(baseline, 3, stream, probe);
+    detail::time_each(baseline, 3, stream, probe, guard, kBaselineSide);
     PairedTiming t;
     t.rounds = paired_rounds(reps);
     t.per_round = paired_per_round(reps, summarize(probe).ms_median);
@@ -143,8 +175,8 @@ PairedTiming time_paired(Baseline&& baseline, Variant&& variant, int warmup, int
     double total_ms = 0;  // the timed launches of both sides so far
     for (int r = 0; r < t.rounds; ++r) {
         std::vector<float> b, v;
-        auto time_base = [&] { detail::time_each(baseline, t.per_round, stream, b); };
-        auto time_var = [&] { in_window([&] { detail::time_each(variant, t.per_round, stream, v); }); };
+        auto time_base = [&] { detail::time_each(baseline, t.per_round, stream, b, guard, kBaselineSide); };
+        auto time_var = [&] { in_window([&] { detail::time_each(variant, t.per_round, stream, v, guard); }); };
         if (r % 2 == 0) {
             time_base();
             time_var();

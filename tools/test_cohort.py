@@ -4,7 +4,8 @@ A kit of chapter 03 is made from this workbook (make student-kit HOMEWORK=03), a
 fills it in one way: the solution; an off-by-one at the edge tile (K / TILE tiles); a missing
 __syncthreads(); nothing; launchers pointed at cuBLAS; chapter 02's kernel in chapter 03's regions;
 the solution with a gutted test file; a deleted variant; the solution with an edited
-tools/wb/grade.py. Each is graded by this workbook's grader, and gets the expected points and the
+tools/wb/grade.py; a result replay (a block skips a tile that already holds a number); TF32 products
+in the FP32 chapter. Each is graded by this workbook's grader, and gets the expected points and the
 expected named reason. Last, the default homework (00 02 03 06) is made into a kit, the solution
 put in, graded, and the report filled from the grade run: it holds exactly those chapters.
 
@@ -14,6 +15,8 @@ of the same cohort is in tools/test_grade.py. On an H200 with 16 cores the first
 75 s and the eight beside it under 5 minutes each, except the student with the race: the sanitizer
 run again per variant to name the racy one (grade.sh, step 5) takes that grading past 8 minutes, so
 the whole file takes longer than a 10-minute limit allows (results/h200/cohort_0d49525.txt).
+WB_COHORT_STUDENTS=correct,result_replay grades only the students named (the reference is measured
+by the first, so name "correct" first); the tests of the others are skipped.
 """
 import csv
 import json
@@ -54,7 +57,10 @@ class TestCohort:
         # side, as an instructor grades a class: their checks share the GPU, their benchmarks take
         # turns (tools/gpu_needs.sh).
         students = cls.students()
-        first = "correct"
+        only = [n for n in os.environ.get("WB_COHORT_STUDENTS", "").split(",") if n]
+        if only:
+            students = {n: students[n] for n in only}
+        first = next(iter(students))
         cls.grades[first] = cls.grade(first, *students.pop(first))
         with ThreadPoolExecutor(max_workers=len(students)) as pool:
             for name, result in zip(students, pool.map(lambda kv: cls.grade(kv[0], *kv[1]), students.items())):
@@ -76,6 +82,20 @@ class TestCohort:
         # Chapter 02's coalesced kernel, its block sides renamed to 03's TILE: right for the
         # one-element-per-thread kernels, short of rows for the multirow one.
         naive = solutions(ROOT, "02_naive_kernel/kernels.cuh")[1].replace("BX", "TILE").replace("BY", "TILE")
+
+        # The result replay: a block whose tile corner already holds a number returns at once. Graded
+        # on a correctness run alone (C poisoned) and timed on the same inputs, it scored 9 / 9 at
+        # thousands of % of cuBLAS; with fresh inputs and a poisoned or scrambled C before every
+        # timed launch, checked after it, each variant is "wrong in a timed run".
+        replay_line = ("    if (beta == 0.0f) { const float c0 = C[(size_t)(blockIdx.y * TILE) * N + blockIdx.x * TILE];"
+                       " if (c0 == c0) return; }\n")
+        replay = [replay_line + body for body in good]
+        # TF32 products in the FP32 chapter: right to the componentwise bound at large K, too coarse
+        # for the normwise ceiling at every K.
+        tf32_mul = "__uint_as_float((__float_as_uint({}) + 0x1000u) & 0xFFFFE000u)"
+        tf32_products = good[0].replace("acc += As[ty][k] * Bs[k][tx];",
+                                        "acc += " + tf32_mul.format("As[ty][k]") + " * " + tf32_mul.format("Bs[k][tx]") + ";")
+        assert tf32_products != good[0]
 
         def cublas_launchers(sub):
             p = os.path.join(sub, "03_shared_tiling/kernels.cuh")
@@ -108,6 +128,8 @@ class TestCohort:
             "gutted_tests": (good, gutted_tests),
             "deleted_variant": (["", good[1], good[2]], delete_variants),
             "edited_grader": (good, edited_grader),
+            "result_replay": (replay, None),
+            "tf32_products": ([tf32_products, good[1], good[2]], None),
         }
 
     @classmethod
@@ -136,6 +158,8 @@ class TestCohort:
         return dict(rc=r.returncode, out=r.stdout + r.stderr, rows=rows, md=md, dir=g)
 
     def result(self, name):
+        if name not in self.grades:
+            pytest.skip(f"{name} was not graded (WB_COHORT_STUDENTS)")
         g = self.grades[name]
         assert g["rc"] == 0, g["out"]
         chapter = next(r for r in g["rows"] if r["kind"] == "chapter")
@@ -182,6 +206,22 @@ class TestCohort:
         points, variants, g = self.result("empty")
         assert points == 0.0, g["md"]
         assert all(v["correctness"] == "FAIL" for v in variants.values())
+
+    def test_result_replay(self):
+        points, variants, g = self.result("result_replay")
+        for v, row in variants.items():
+            assert row["correctness"] == "FAIL", (v, row["note"])
+            assert "wrong in a timed run" in row["note"], (v, row["note"])
+            assert row["pct_cublas"] in ("", "-"), (v, row["pct_cublas"])
+        assert points <= 2.0, g["md"]  # the kit's tests at most: nothing for correctness, sanitizer, speed
+
+    def test_tf32_products(self):
+        points, variants, g = self.result("tf32_products")
+        for v in ("tiled_16", "tiled_32"):  # the variants that run the TF32 kernel
+            assert variants[v]["correctness"] == "FAIL", variants[v]["note"]
+        for v in ("transposed_b_32", "tiled_32_4rows"):
+            assert variants[v]["correctness"] == "PASS"
+        assert points < 8.0
 
     def test_cublas_launchers(self):
         points, variants, g = self.result("cublas_launchers")

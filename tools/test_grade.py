@@ -577,6 +577,22 @@ class TestScoring:
         assert var["b"]["sanitizer"] == "memcheck ok, racecheck ok"
         assert var["b"]["correctness"] == "FAIL"
 
+    def test_a_wrong_timed_run_and_an_implausible_rate_are_named(self):
+        g = os.path.join(self.tmp, "g")
+        write_run(g, {"a": (31, "PASS"), "b": ("", "FAIL (wrong in a timed run)"), "c": ("", "IMPLAUSIBLE"),
+                      "d": (31, "PASS")})
+        ch, var = self.score(g)
+        assert var["b"]["correctness"] == "FAIL"
+        assert "wrong in a timed run (fresh inputs, checked after the launch) at 256x256x256, 67x45x33" in var["b"]["note"]
+        assert "wrong result at" not in var["b"]["note"]
+        # tests 2; correctness and sanitizer 3 of 4 each (b computes nothing right); speed 3 (a, d)
+        assert float(ch["points"]) == pytest.approx(2 + 3 * 3 / 4 + 1 * 3 / 4 + 3, abs=1e-7)
+        # Right in every check, timed faster than the GPU can compute: no performance credit.
+        assert var["c"]["correctness"] == "PASS"
+        assert "implausible rate (above the GPU's peak) at 256x256x256, 67x45x33: no performance credit" in var["c"]["note"]
+        assert var["c"]["pct_cublas"] in ("", "-")
+        assert "counted for performance" not in var["c"]["note"]
+
     def test_a_race_fails_the_variant_unless_the_rubric_says_otherwise(self):
         g = os.path.join(self.tmp, "g")
         write_run(g, {"a": (31, "PASS"), "b": (31, "PASS")},

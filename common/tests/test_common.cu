@@ -1,5 +1,6 @@
 // test_common.cu - tests of the shared harness: options, inputs, rounding, reference, checker,
 // CSV, the JSON writer (CPU only, they run everywhere), and the GPU path of the harness with cuBLAS.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <cstdio>
@@ -383,6 +384,91 @@ TEST_CASE("the checker catches planted errors", "[checker]") {
     }
 }
 
+TEST_CASE("products rounded to TF32 or FP16 fail an FP32 check at every K, by the normwise ceiling", "[checker]") {
+    for (int K : {1, 17, 512, 1024, 4096}) {
+        HostProblem p({16, 24, K}, 5);
+        INFO("K = " << K);
+        const GemmView g = p.view(1.25f, -0.5f);
+        const CheckResult honest = check(g, float_gemm(g), Precision::fp32);
+        CHECK(honest.pass);
+        CHECK(honest.rel_err <= honest.normwise_limit);
+        for (Precision coarse : {Precision::tf32, Precision::fp16}) {
+            INFO("products of inputs rounded to " << to_string(coarse));
+            std::vector<float> A = p.A, B = p.B;
+            round_to(coarse, A);
+            round_to(coarse, B);
+            GemmView device = g;
+            device.A = A.data();
+            device.B = B.data();
+            const CheckResult r = check(g, float_gemm(device), Precision::fp32);
+            CHECK_FALSE(r.pass);
+            CHECK(r.rel_err > r.normwise_limit);  // whatever the componentwise bound said
+            CHECK(r.describe().find("ABOVE its ceiling") != std::string::npos);
+        }
+    }
+    // The ceiling grows like sqrt(K): an honest FP32 sum at a large K stays under it.
+    HostProblem big({4, 4, 65536}, 9);
+    CHECK(check(big.view(), float_gemm(big.view()), Precision::fp32).pass);
+}
+
+TEST_CASE("an FP16 variant that adds in FP16 fails the FP16 check at every K", "[checker]") {
+    for (int K : {16, 256, 4096}) {
+        HostProblem p({8, 8, K}, 7);
+        INFO("K = " << K);
+        std::vector<float> A = p.A, B = p.B;
+        round_to(Precision::fp16, A);
+        round_to(Precision::fp16, B);
+        GemmView g = p.view();
+        g.A = A.data();
+        g.B = B.data();
+        CHECK(check(g, float_gemm(g), Precision::fp16).pass);
+        std::vector<float> half_sums(size_t(8) * 8);
+        for (int i = 0; i < 8; ++i)
+            for (int j = 0; j < 8; ++j) {
+                float acc = 0.0f;
+                for (int k = 0; k < K; ++k) acc = round_to_fp16(acc + A[size_t(i) * K + k] * B[size_t(k) * 8 + j]);
+                half_sums[size_t(i) * 8 + j] = acc;
+            }
+        CHECK_FALSE(check(g, half_sums, Precision::fp16).pass);
+    }
+}
+
+TEST_CASE("check_entries: each entry against its bound, and the sample against the normwise ceiling", "[checker]") {
+    const Tolerance tol = tolerance_for(Precision::fp32, 100);
+    std::vector<EntryCheck> entries;
+    for (int e = 0; e < 48; ++e) entries.push_back({e, 2 * e, 1.0 + e, 1.0 + e, 10.0});
+    CHECK(check_entries(entries, tol, "exact").pass);
+    std::vector<EntryCheck> one_off = entries;
+    one_off[7].got += 1e-3;  // far outside 102 u * 10
+    const CheckResult r = check_entries(one_off, tol, "one entry");
+    CHECK_FALSE(r.pass);
+    CHECK(r.worst_i == 7);
+    CHECK(r.worst_j == 14);
+    std::vector<EntryCheck> nan = entries;
+    nan[0].got = std::nan("");
+    CHECK_FALSE(check_entries(nan, tol, "NaN").pass);
+    // Each entry inside a loose bound (a huge scale), the whole too far off: the ceiling fails it.
+    std::vector<EntryCheck> coarse = entries;
+    for (EntryCheck& e : coarse) {
+        e.scale = 1e6;
+        e.got = e.want * (1.0 + 1e-4);
+    }
+    const CheckResult c = check_entries(coarse, tol, "coarse");
+    CHECK(c.failures == 0);
+    CHECK_FALSE(c.pass);
+}
+
+TEST_CASE("the keys of fresh inputs come from the OS's entropy, never twice the same", "[numerics]") {
+    std::vector<uint64_t> keys;
+    for (int i = 0; i < 4096; ++i) keys.push_back(entropy_key());
+    std::sort(keys.begin(), keys.end());
+    CHECK(std::adjacent_find(keys.begin(), keys.end()) == keys.end());
+    int high = 0;  // all 64 bits are used: about half of the keys have the top bit set
+    for (uint64_t k : keys) high += int(k >> 63);
+    CHECK(high > 1700);
+    CHECK(high < 2400);
+}
+
 TEST_CASE("the tolerance grows with K and with coarser arithmetic", "[checker]") {
     CHECK(tolerance_for(Precision::fp32, 4096).factor > tolerance_for(Precision::fp32, 17).factor);
     CHECK(tolerance_for(Precision::tf32, 17).factor > tolerance_for(Precision::fp16, 17).factor);
@@ -708,6 +794,252 @@ TEST_CASE("paired timing alternates baseline and variant, and only the variant r
     CHECK(aa.per_round > 2);
     CHECK(aa.variant.ms_all.size() == size_t(aa.rounds * aa.per_round));
     CHECK(aa.variant.ms_all.size() >= 10);
+}
+
+// ---- every timed launch does the work (fresh_inputs.cuh) -----------------------------------------
+
+namespace cheats {
+constexpr int kTile = 16;
+
+// Chapter 03's idea at its plainest: one block per 16 x 16 tile of C, each thread one entry.
+// kReplay adds the one line of a result replay: a block whose tile corner already holds a number
+// (not NaN) skips its tile, so a launch after the poisoned correctness run "finishes" at once.
+template <bool kReplay>
+__global__ void tile_kernel(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+    if (kReplay && beta == 0.0f) {
+        const float c0 = C[size_t(blockIdx.y * kTile) * N + blockIdx.x * kTile];
+        if (c0 == c0) return;
+    }
+    const int i = blockIdx.y * kTile + threadIdx.y, j = blockIdx.x * kTile + threadIdx.x;
+    if (i >= M || j >= N) return;
+    float acc = 0.0f;
+    for (int k = 0; k < K; ++k) acc = fmaf(A[size_t(i) * K + k], B[size_t(k) * N + j], acc);
+    C[size_t(i) * N + j] = beta == 0.0f ? alpha * acc : alpha * acc + beta * C[size_t(i) * N + j];
+}
+template <bool kReplay>
+void tile(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C, cudaStream_t st) {
+    tile_kernel<kReplay><<<dim3((N + kTile - 1) / kTile, (M + kTile - 1) / kTile), dim3(kTile, kTile), 0, st>>>(
+        M, N, K, alpha, A, B, beta, C);
+    WB_LAUNCH_CHECK();
+}
+
+// An FP32 variant that multiplies on TF32-rounded inputs (what a tensor core would do).
+__global__ void tf32_products_kernel(int M, int N, int K, float alpha, const float* A, const float* B, float* C) {
+    const int i = blockIdx.y * kTile + threadIdx.y, j = blockIdx.x * kTile + threadIdx.x;
+    if (i >= M || j >= N) return;
+    auto tf32 = [](float x) {
+        uint32_t u;
+        asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
+        return __uint_as_float(u);
+    };
+    float acc = 0.0f;
+    for (int k = 0; k < K; ++k) acc = fmaf(tf32(A[size_t(i) * K + k]), tf32(B[size_t(k) * N + j]), acc);
+    C[size_t(i) * N + j] = alpha * acc;
+}
+void tf32_products(int M, int N, int K, float alpha, const float* A, const float* B, float, float* C, cudaStream_t st) {
+    tf32_products_kernel<<<dim3((N + kTile - 1) / kTile, (M + kTile - 1) / kTile), dim3(kTile, kTile), 0, st>>>(
+        M, N, K, alpha, A, B, C);
+    WB_LAUNCH_CHECK();
+}
+
+// Caches in static device memory: the last result, and what it was computed for. Keyed on the A
+// pointer, a launch on the same buffer copies it back; keyed on a checksum of A, a launch whose A
+// sums to the same bits does. hits counts the launches served from the cache.
+__device__ const float* cached_a;
+__device__ unsigned long long cached_sum, current_sum;
+__device__ unsigned hits;
+float* cache = nullptr;
+size_t cache_size = 0;
+
+__global__ void checksum_kernel(const float* A, size_t count) {
+    unsigned long long h = 0;
+    for (size_t i = 0; i < count; ++i) h = h * 1000003ull + __float_as_uint(A[i]);
+    current_sum = h;
+}
+template <bool kByChecksum>
+__global__ void replay_or_keep(const float* A, float* C, const float* saved, float* keep, size_t count, int keep_now) {
+    const bool hit = kByChecksum ? cached_sum == current_sum : cached_a == A;
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+        if (hit && !keep_now) C[i] = saved[i];
+        if (keep_now) keep[i] = C[i];
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        if (hit && !keep_now) ++hits;
+        if (keep_now) {
+            cached_a = A;
+            cached_sum = current_sum;
+        }
+    }
+}
+// Replays when the key matches; else computes and keeps the result with its key.
+template <bool kByChecksum>
+void cached(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C, cudaStream_t st) {
+    const size_t count = size_t(M) * N;
+    if (cache_size < count) {
+        if (cache) cudaFree(cache);
+        WB_CUDA_CHECK(cudaMalloc(&cache, count * sizeof(float)));
+        cache_size = count;
+    }
+    if (kByChecksum) checksum_kernel<<<1, 1, 0, st>>>(A, size_t(M) * K);
+    unsigned h_before = 0, h_after = 0;
+    WB_CUDA_CHECK(cudaMemcpyFromSymbolAsync(&h_before, hits, sizeof h_before, 0, cudaMemcpyDeviceToHost, st));
+    replay_or_keep<kByChecksum><<<64, 256, 0, st>>>(A, C, cache, cache, count, 0);
+    WB_CUDA_CHECK(cudaMemcpyFromSymbolAsync(&h_after, hits, sizeof h_after, 0, cudaMemcpyDeviceToHost, st));
+    WB_CUDA_CHECK(cudaStreamSynchronize(st));
+    if (h_after > h_before) return;  // served from the cache
+    tile<false>(M, N, K, alpha, A, B, beta, C, st);
+    replay_or_keep<kByChecksum><<<64, 256, 0, st>>>(A, C, cache, cache, count, 1);
+    WB_LAUNCH_CHECK();
+}
+unsigned hit_count() {
+    unsigned h = 0;
+    WB_CUDA_CHECK(cudaMemcpyFromSymbol(&h, hits, sizeof h));
+    return h;
+}
+void forget() {
+    const float* none = nullptr;
+    const unsigned long long zero = 0;
+    WB_CUDA_CHECK(cudaMemcpyToSymbol(cached_a, &none, sizeof none));
+    WB_CUDA_CHECK(cudaMemcpyToSymbol(cached_sum, &zero, sizeof zero));
+    WB_CUDA_CHECK(cudaMemcpyToSymbol(current_sum, &zero, sizeof zero));
+}
+
+// A run of the chapter program's loop (run_chapter) over `variants` on one shape: its rows.
+std::vector<ResultRow> program_rows(const std::vector<SgemmVariant>& variants, Shape s) {
+    Chapter ch{"test_cheats"};
+    ch.sgemm = variants;
+    Options opt;
+    opt.shapes = {s};
+    opt.warmup = 2;
+    opt.reps = 10;
+    std::vector<ResultRow> rows;
+    run_chapter(ch, opt, &rows);
+    return rows;
+}
+const ResultRow& row_of(const std::vector<ResultRow>& rows, const std::string& variant) {
+    for (const ResultRow& r : rows)
+        if (r.variant == variant) return r;
+    FAIL("no row for " << variant);
+    return rows.front();
+}
+}  // namespace cheats
+
+namespace {
+// A 64-bit hash of every element of A and B, appended to seen[] (one entry per launch).
+__global__ void hash_inputs(const float* A, size_t na, const float* B, size_t nb, unsigned long long* seen,
+                            unsigned* count) {
+    __shared__ unsigned long long part[256];
+    unsigned long long h = 0;
+    for (size_t i = threadIdx.x; i < na; i += blockDim.x) h += mix64(__float_as_uint(A[i]) + (i << 32));
+    for (size_t i = threadIdx.x; i < nb; i += blockDim.x) h += mix64(__float_as_uint(B[i]) ^ (~i << 32));
+    part[threadIdx.x] = h;
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    for (int t = 1; t < 256; ++t) h += part[t];
+    const unsigned at = atomicAdd(count, 1u);
+    if (at < 4096) seen[at] = h;
+}
+}  // namespace
+
+TEST_CASE("no two launches, warm-ups and the energy meter's included, see the same A or B", "[gpu]") {
+    WB_REQUIRE_GPU();
+    // A launcher that hashes the A and B it is handed, then computes C with cuBLAS (so its checks pass).
+    DeviceBuffer<unsigned long long> seen(4096);
+    DeviceBuffer<unsigned> count(1);
+    WB_CUDA_CHECK(cudaMemset(count.get(), 0, sizeof(unsigned)));
+    static unsigned long long* seen_at;
+    static unsigned* count_at;
+    seen_at = seen.get();
+    count_at = count.get();
+    auto spy = [](int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                  cudaStream_t st) {
+        hash_inputs<<<1, 256, 0, st>>>(A, size_t(M) * K, B, size_t(K) * N, seen_at, count_at);
+        WB_LAUNCH_CHECK();
+        cublas_sgemm(M, N, K, alpha, A, B, beta, C, st);
+    };
+    for (float beta : {0.0f, 0.5f}) {
+        INFO("beta = " << beta);
+        WB_CUDA_CHECK(cudaMemset(count.get(), 0, sizeof(unsigned)));
+        GemmProblem prob({96, 80, 72}, 1.0f, beta, 1);
+        FreshInputs fresh(prob.operands(Precision::fp32));
+        const SgemmFn fn = spy;
+        const PairedTiming t = time_paired(prob.launch(fn), prob.launch(fn), 2, 10, 0, [](auto&& body) { body(); }, &fresh);
+        const Timing alone = time_launches(prob.launch(fn), 3, 5, 0, &fresh);
+        const std::array<CheckResult, 2> checks = fresh.collect();
+        CHECK(checks[kVariantSide].pass);
+        CHECK(checks[kBaselineSide].pass);
+        double joules = -1;
+        if (EnergyMeter::get().ready()) joules = EnergyMeter::get().joules_per_call(prob.launch(fn), 0.05, 0, &fresh);
+        WB_CUDA_CHECK(cudaDeviceSynchronize());
+        unsigned n = 0;
+        WB_CUDA_CHECK(cudaMemcpy(&n, count.get(), sizeof n, cudaMemcpyDeviceToHost));
+        // paired: warm-ups 2 + 2, the probe 3 + 1, per round (per_round + 1) of each side; alone: 3 + 5 + 1
+        const size_t expected = 4 + 4 + 2 * size_t(t.rounds) * (t.per_round + 1) + 9;
+        INFO(n << " launches recorded, " << expected << " timed or warm-up, energy " << joules);
+        REQUIRE(n >= expected);
+        CHECK(alone.ms_all.size() == 5);
+        const size_t kept = std::min<size_t>(n, seen.size());
+        std::vector<unsigned long long> hashes(kept);
+        WB_CUDA_CHECK(cudaMemcpy(hashes.data(), seen.get(), kept * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+        std::sort(hashes.begin(), hashes.end());
+        CHECK(std::adjacent_find(hashes.begin(), hashes.end()) == hashes.end());
+    }
+}
+
+TEST_CASE("a result replay, a cache keyed on the A pointer and TF32 products are named; a checksum cache never hits",
+          "[gpu]") {
+    WB_REQUIRE_GPU();
+    using namespace cheats;
+    for (Shape s : {Shape{256, 256, 256}, Shape{67, 45, 4097}}) {
+        INFO("shape " << to_string(s));
+        forget();
+        const unsigned hits_before = hit_count();
+        const std::vector<SgemmVariant> variants = {
+            {"honest_tile", tile<false>, "one entry per thread"},
+            {"replay_tile", tile<true>, "skips a tile whose corner holds a number"},
+            {"pointer_cache", cached<false>, "replays the result kept for this A pointer"},
+            {"checksum_cache", cached<true>, "replays the result kept for a checksum of A"},
+            {"tf32_products", tf32_products, "FP32 variant on TF32-rounded inputs"},
+        };
+        const std::vector<ResultRow> rows = program_rows(variants, s);
+        CHECK(row_of(rows, "honest_tile").status == "PASS");
+        // The correctness run passed (C poisoned, inputs seeded), a timed launch did not.
+        CHECK(row_of(rows, "replay_tile").status == "FAIL (wrong in a timed run)");
+        CHECK(row_of(rows, "replay_tile").ms_median < 0);  // no time reported
+        CHECK(row_of(rows, "pointer_cache").status == "FAIL (wrong in a timed run)");
+        // Fresh inputs every launch: the checksum never matches, every launch computes (honest).
+        CHECK(row_of(rows, "checksum_cache").status == "PASS");
+        CHECK(hit_count() == hits_before + 1);  // the pointer cache's one hit; the checksum cache none
+        // Normwise above FP32's ceiling, at K = 256 and at K = 4097 alike.
+        CHECK(row_of(rows, "tf32_products").status == "FAIL");
+    }
+    // Without fresh inputs the checksum cache does hit: the test above would see it.
+    forget();
+    GemmProblem prob({64, 64, 64}, 1.0f, 0.0f, 3);
+    const auto run = prob.launch(SgemmFn(cheats::cached<true>));
+    const unsigned before = hit_count();
+    run(0);
+    run(0);
+    WB_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(hit_count() == before + 1);
+}
+
+TEST_CASE("GemmProblem::time names a wrong timed launch; verify after a timing uses the seeded inputs again", "[gpu]") {
+    WB_REQUIRE_GPU();
+    cheats::forget();
+    GemmProblem prob({128, 96, 64}, 1.0f, 0.0f, 2);
+    CHECK(prob.verify(cheats::tile<true>, Precision::fp32).pass);
+    CHECK_THROWS_WITH(prob.time(cheats::tile<true>, 2, 10), Catch::Contains("wrong in a timed run"));
+    CHECK_NOTHROW(prob.time(cheats::tile<false>, 2, 10));
+    CHECK(prob.verify(cublas_sgemm, Precision::fp32).pass);  // after the timings overwrote A and B
+    for (float beta : {0.0f, -1.5f}) {
+        GemmProblem half({130, 70, 33}, 0.75f, beta, 4);
+        CHECK_NOTHROW(half.time(cublas_hgemm, 1, 5));
+        CHECK(half.verify(cublas_hgemm).pass);
+        CHECK_NOTHROW(half.time(cublas_bgemm, 1, 5));
+        CHECK(half.verify(cublas_bgemm).pass);
+        CHECK_NOTHROW(half.time(cublas_tf32, 1, 5, 0, Precision::tf32));
+    }
 }
 
 // ---- shapes and the --csv file (host only) ---------------------------------------------------

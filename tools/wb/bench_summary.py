@@ -98,8 +98,23 @@ def all_shapes(rows):
     return sorted({shape_of(r) for r in rows}, key=shape_order)
 
 
+def is_failure(row):
+    """A wrong result (status FAIL, or "FAIL (wrong in a timed run)" when a timed launch's check
+    failed), or a rate above the GPU's peak (IMPLAUSIBLE): rows that are no result."""
+    status = row.get("status", "")
+    return status.startswith("FAIL") or status == "IMPLAUSIBLE"
+
+
 def failures(rows):
-    return [r for r in rows if r["status"] == "FAIL"]
+    return [r for r in rows if is_failure(r)]
+
+
+def failure_note(row):
+    """' (wrong in a timed run)' or ' (implausible rate)' for the lines that list failures."""
+    status = row.get("status", "")
+    if status == "IMPLAUSIBLE":
+        return " (implausible rate: above the GPU's peak)"
+    return " " + status[len("FAIL"):].strip() if status.startswith("FAIL (") else ""
 
 
 def compress_names(per_shape):
@@ -159,7 +174,8 @@ def summary_text(rows):
     if failed:
         out += ["", f"verification FAILED in {len(failed)} row(s):"]
         # The precision too: a chapter may run one variant name in FP16 and in BF16 (chapter 09).
-        out += [f"  {r['chapter']} {r['variant']} ({r['dtype']}) {shape_label(shape_of(r))}" for r in failed]
+        out += [f"  {r['chapter']} {r['variant']} ({r['dtype']}) {shape_label(shape_of(r))}{failure_note(r)}"
+                for r in failed]
     return "\n".join(out) + "\n"
 
 

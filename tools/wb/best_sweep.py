@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 
-from wb import ROOT, add_command
+from wb import ROOT, add_command, bench_summary
 CHAPTERS = ["05_float4_vectorized", "06_tensor_core_wmma"]
 
 
@@ -46,7 +46,7 @@ def merge_rounds(rows):
     (rounds) time the same one, the median of their ms_median and of their pct_cublas."""
     timed = {}
     for r in rows:
-        if (r.get("variant") or "cublas").startswith("cublas") or r.get("status") == "FAIL":
+        if (r.get("variant") or "cublas").startswith("cublas") or bench_summary.is_failure(r):
             continue
         try:  # a run stopped by a timeout may leave its last line cut short
             shape = (int(r["M"]), int(r["N"]), int(r["K"]))

@@ -398,6 +398,11 @@ def read_csv(path):
         return [r for r in csv.DictReader(f) if r.get("chapter") and r["chapter"] != "chapter"]
 
 
+# The status of a row whose correctness run passed but one of whose timed launches, on fresh
+# inputs, computed a wrong result (common/fresh_inputs.cuh).
+TIMED_FAIL = "FAIL (wrong in a timed run)"
+
+
 def is_skipped(row):
     return row.get("status", "").startswith("skipped")
 
@@ -538,12 +543,23 @@ def judge_variant(key, chapter, ch, recs, info, sweep_rows, bench_rows, bench_sh
         return dict(key=key, here=False, why="not run on this GPU (" + rows[0]["status"].split("(", 1)[-1].rstrip(")") + ")")
     reasons = []
     nsweep = int(info.get("sweep_rows", "0") or 0)
-    correct = bool(rows_s) and bool(rows_b) and all(r["status"] == "PASS" for r in rows) and len(rows_s) >= nsweep
+    # IMPLAUSIBLE: every check passed but the time is faster than the GPU can compute (a replay the
+    # checks did not see): right, and no performance credit (pct below comes from PASS rows only).
+    right = [r for r in rows if r["status"] in ("PASS", "IMPLAUSIBLE")]
+    correct = bool(rows_s) and bool(rows_b) and len(right) == len(rows) and len(rows_s) >= nsweep
     if not rows:
         reasons.append("no result rows (the program stopped before it)")
     elif not correct:
-        bad = sorted({shape_text(row_shape(r)) for r in rows if r["status"] != "PASS"})
-        reasons.append(f"wrong result at {', '.join(bad[:3])}" if bad else "not run on every shape")
+        timed = sorted({shape_text(row_shape(r)) for r in rows if r["status"] == TIMED_FAIL})
+        bad = sorted({shape_text(row_shape(r)) for r in rows if r not in right and r["status"] != TIMED_FAIL})
+        if timed:
+            reasons.append(f"wrong in a timed run (fresh inputs, checked after the launch) at {', '.join(timed[:3])}")
+        if bad or not timed:
+            reasons.append(f"wrong result at {', '.join(bad[:3])}" if bad else "not run on every shape")
+    implausible = sorted({shape_text(row_shape(r)) for r in rows if r["status"] == "IMPLAUSIBLE"})
+    if implausible:
+        reasons.append(f"implausible rate (above the GPU's peak) at {', '.join(implausible[:3])}: "
+                       "no performance credit")
     kernels = ch.traces.get(key, [])
     kv = kernel_verdict(chapter, kernels, declared, rubric.get("kernels", {}).get(chapter, "own"))
     iv = idea_verdict(rubric.get("ideas", {}).get(chapter), kernels, ch.sass) if not kv else ""
@@ -560,7 +576,7 @@ def judge_variant(key, chapter, ch, recs, info, sweep_rows, bench_rows, bench_sh
     b = next((r for r in rows_b if row_shape(r) == bench_shape), None)
     errs = [e for e in (number(r["rel_err"]) for r in rows) if e is not None]
     # Sanitizer credit needs a variant that computes something: an empty region is clean too.
-    computes = any(r["status"] == "PASS" for r in rows)
+    computes = bool(right)
     return dict(key=key, here=True, correct=correct and not race, own=not kv and not iv,
                 san_ok=computes and all(x == "ok" for x in san.values()), san=san,
                 pct=number(b["pct_cublas"]) if b and b["status"] == "PASS" else None,

@@ -787,7 +787,7 @@ def correctness_table(res, t):
         errs = [(bs.number(r["rel_err"]), r) for r in rs if bs.number(r["rel_err"]) is not None]
         worst = max(errs, key=lambda e: e[0]) if errs else None
         passed = sum(r["status"] == "PASS" for r in rs)
-        failed = sum(r["status"] == "FAIL" for r in rs)
+        failed = sum(bs.is_failure(r) for r in rs)
         body.append([chapter, f"`{variant}`", dtype, len(rs), passed, failed, len(rs) - passed - failed,
                      fmt_err(worst[0]) if worst else "-",
                      shape_text(bs.shape_of(worst[1])) if worst else "-"])
