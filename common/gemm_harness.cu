@@ -691,8 +691,10 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
     const int rounds = paired_rounds(opt.reps);
     std::printf("each variant is timed in %d round%s alternating with cuBLAS (each side >= %.0f ms per round; "
                 "up to %d rounds while both sides together have run < %.0f ms); "
-                "%% of cuBLAS is the median of the rounds' ratios\n\n",
-                rounds, rounds == 1 ? "" : "s", kMinRoundMs, kMaxPairedRounds, kMinPairedMs);
+                "%% of cuBLAS is the median of the rounds' ratios\n"
+                "every launch gets fresh inputs (a key from the OS, never the seed) and a poisoned C; after each "
+                "timed one, %d entries at positions drawn then are checked in FP64\n\n",
+                rounds, rounds == 1 ? "" : "s", kMinRoundMs, kMaxPairedRounds, kMinPairedMs, fresh::kEntriesPerLaunch);
     print_kernel_resources(ch, dev);
 
     // FP8 tensor cores (compute capability 8.9 and 9.x) run at twice the FP16 rate.
