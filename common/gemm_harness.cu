@@ -791,10 +791,11 @@ int run_chapter(const Chapter& ch, const Options& opt, std::vector<ResultRow>* r
                 const std::array<CheckResult, 2> timed = fresh.collect();
                 if (!timed[kBaselineSide].pass)
                     throw std::runtime_error("the baseline was wrong in a timed run: " + timed[kBaselineSide].describe());
-                if (!timed[kVariantSide].pass) {
+                if (!timed[kVariantSide].pass) {  // no time is reported; a failed verify says more
                     failed = true;
-                    r.status = "FAIL (wrong in a timed run)";
-                    emit(r, p, nullptr, &timed[kVariantSide], -1);
+                    const bool verify_failed = checked && !c.pass;
+                    r.status = verify_failed ? "FAIL" : "FAIL (wrong in a timed run)";
+                    emit(r, p, nullptr, verify_failed ? &c : &timed[kVariantSide], -1);
                     return;
                 }
                 if (!base) baseline[index_of(p)] = s.flops() / (t.variant.ms_median * 1e6);

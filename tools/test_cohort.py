@@ -14,7 +14,7 @@ REQUIRE_GPU=1 makes that a failure. The CPU part
 of the same cohort is in tools/test_grade.py. On an H200 with 16 cores the first grading takes about
 75 s and the eight beside it under 5 minutes each, except the student with the race: the sanitizer
 run again per variant to name the racy one (grade.sh, step 5) takes that grading past 8 minutes, so
-the whole file takes longer than a 10-minute limit allows (results/h200/cohort_0d49525.txt).
+the whole file takes longer than a 10-minute limit allows (`git show 9da2ef9:results/h200/cohort_0d49525.txt`).
 WB_COHORT_STUDENTS=correct,result_replay grades only the students named (the reference is measured
 by the first, so name "correct" first); the tests of the others are skipped.
 """
@@ -209,6 +209,7 @@ class TestCohort:
 
     def test_result_replay(self):
         points, variants, g = self.result("result_replay")
+        assert len(variants) == 6, g["md"]
         for v, row in variants.items():
             assert row["correctness"] == "FAIL", (v, row["note"])
             assert "wrong in a timed run" in row["note"], (v, row["note"])
@@ -217,6 +218,7 @@ class TestCohort:
 
     def test_tf32_products(self):
         points, variants, g = self.result("tf32_products")
+        assert len(variants) == 6, g["md"]
         for v in ("tiled_16", "tiled_32"):  # the variants that run the TF32 kernel
             assert variants[v]["correctness"] == "FAIL", variants[v]["note"]
         for v in ("transposed_b_32", "tiled_32_4rows"):
