@@ -83,10 +83,12 @@ grade:
 ## make clean          remove everything built
 clean: ; +@for d in common $(CHAPTERS); do $(SUB) -C $$d clean; done
 
-# `make 3`, `make run-3`: a line naming the chapter meant, status 2 (no catch-all: files are never matched).
+# `make 3`, `make run-3`, `make 10`: a line naming the chapter meant or the chapters there are, status 2 (no
+# catch-all: files are never matched).
 no_chapter = echo "no chapter '$(2)': chapters are $(NUMBERS); $(if $(filter 0$(2),$(NUMBERS)),did you mean \`make \
   $(patsubst %$(2),%0$(2),$(1))\`?,\`make help\` lists the targets)" >&2; exit 2
-0 1 2 3 4 5 6 7 8 9: ; @$(call no_chapter,$@,$@)
+.PHONY: $(NOT_CHAPTERS)
+0 1 2 3 4 5 6 7 8 9 $(NOT_CHAPTERS): ; @$(call no_chapter,$@,$@)
 $(foreach p,run test profile sanitize tune,$(eval $(p)-%: ; @$$(call no_chapter,$$@,$$*)))
 
 help:

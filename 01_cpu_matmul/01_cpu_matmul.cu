@@ -58,6 +58,8 @@ void print_preamble(const wb::Options& opt, const wb::RunInfo& info, int all) {
     if (const char* core = std::getenv("OPENBLAS_CORETYPE"))
         std::printf(" (forced by OPENBLAS_CORETYPE=%s)", core);
     std::printf("\n");
+    if (const std::string note = ch01::openblas_core_note(openblas_get_corename(), ch01::cpu_isa()); !note.empty())
+        std::printf("%s\n", note.c_str());
 #endif
     const double busy = ch01::busy_cores_elsewhere();
     if (busy > 0.25)
@@ -167,6 +169,11 @@ int main(int argc, char** argv) {
             if (all == 1) break;  // one core: the single group already held every variant
         }
     }
+#ifdef WB_HAVE_OPENBLAS
+    // Under the ratios too: a % BLAS against a generic kernel is the first thing a reader misreads.
+    if (const std::string note = ch01::openblas_core_note(openblas_get_corename(), ch01::cpu_isa()); !note.empty())
+        std::printf("\n%s\n", note.c_str());
+#endif
     if (failed) std::printf("\nverification FAILED for at least one variant (exit status 1)\n");
     return failed ? wb::kExitVerifyFailed : wb::kExitOk;
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -90,6 +91,44 @@ inline std::string cpu_model() {
             if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
         }
     return "unknown CPU";
+}
+
+// The widest vector unit a kernel uses: OpenBLAS picks one kernel family ("core") per CPU, and an
+// OpenBLAS older than the CPU falls back to a generic or older core (Prescott: SSE only) that runs
+// at a fraction of the CPU's speed. A ratio against it looks like a win and is not.
+enum class VectorIsa { sse, avx, avx2, avx512 };
+inline const char* to_string(VectorIsa v) {
+    return v == VectorIsa::avx512 ? "AVX-512" : v == VectorIsa::avx2 ? "AVX2" : v == VectorIsa::avx ? "AVX" : "SSE";
+}
+// The ISA of an OpenBLAS core name (openblas_get_corename(), case as OpenBLAS prints it).
+inline VectorIsa openblas_core_isa(std::string core) {
+    for (char& c : core) c = char(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* n : {"skylakex", "cooperlake", "sapphirerapids", "zen4", "zen5"})
+        if (core == n) return VectorIsa::avx512;
+    for (const char* n : {"haswell", "zen", "zen2", "zen3", "excavator", "steamroller", "piledriver"})
+        if (core == n) return VectorIsa::avx2;
+    for (const char* n : {"sandybridge", "bulldozer"})
+        if (core == n) return VectorIsa::avx;
+    return VectorIsa::sse;  // prescott, core2, penryn, dunnington, nehalem, atom, barcelona, generic...
+}
+// The widest vector unit this CPU offers.
+inline VectorIsa cpu_isa() {
+#if defined(__x86_64__) || defined(__i386__)
+    if (__builtin_cpu_supports("avx512f")) return VectorIsa::avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return VectorIsa::avx2;
+    if (__builtin_cpu_supports("avx")) return VectorIsa::avx;
+#endif
+    return VectorIsa::sse;
+}
+// One line when OpenBLAS's core uses a narrower vector unit than the CPU has (empty otherwise):
+// what that means for % BLAS, and how to ask OpenBLAS for the right core.
+inline std::string openblas_core_note(const std::string& core, VectorIsa cpu) {
+    const VectorIsa blas = openblas_core_isa(core);
+    if (blas >= cpu) return "";
+    const char* suggest = cpu == VectorIsa::avx512 ? "SkylakeX" : cpu == VectorIsa::avx2 ? "Haswell" : "Sandybridge";
+    return std::string("note: OpenBLAS runs its ") + core + " kernel (" + to_string(blas) + ") on a CPU with " +
+           to_string(cpu) + ": this OpenBLAS is older than the CPU, so % BLAS compares with a slow baseline and " +
+           "reads high. Run with OPENBLAS_CORETYPE=" + suggest + " (or install a newer OpenBLAS) for a fair one.";
 }
 
 // Warm-up lasts at least this long, however many calls that takes: the CPU clock ramps up, and a

@@ -245,6 +245,21 @@ TEST_CASE("01: options: defaults, variant names and bad input", "[01][options]")
     CHECK(opt.help);
 }
 
+TEST_CASE("01: an OpenBLAS core older than the CPU is said beside the ratios, with the way out", "[01]") {
+    using ch01::VectorIsa;
+    CHECK(ch01::openblas_core_isa("Prescott") == VectorIsa::sse);
+    CHECK(ch01::openblas_core_isa("Haswell") == VectorIsa::avx2);
+    CHECK(ch01::openblas_core_isa("SKYLAKEX") == VectorIsa::avx512);
+    CHECK(ch01::openblas_core_isa("Zen") == VectorIsa::avx2);
+    const std::string note = ch01::openblas_core_note("Prescott", VectorIsa::avx512);
+    CHECK(note.find("Prescott kernel (SSE) on a CPU with AVX-512") != std::string::npos);
+    CHECK(note.find("OPENBLAS_CORETYPE=SkylakeX") != std::string::npos);
+    CHECK(note.find('\n') == std::string::npos);
+    CHECK(ch01::openblas_core_note("Sandybridge", VectorIsa::avx2).find("OPENBLAS_CORETYPE=Haswell") != std::string::npos);
+    CHECK(ch01::openblas_core_note("Haswell", VectorIsa::avx2).empty());      // the right core: nothing to say
+    CHECK(ch01::openblas_core_note("SkylakeX", VectorIsa::avx2).empty());
+}
+
 TEST_CASE("01: timing reports the median and the minimum of the timed calls", "[01]") {
     int calls = 0;
     const wb::Timing t = ch01::time_host([&] { ++calls; }, [] {}, 2, 7);

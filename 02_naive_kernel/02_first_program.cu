@@ -123,10 +123,15 @@ int main(int argc, char** argv) {
     int devices = 0;
     cudaError_t err = cudaGetDeviceCount(&devices);
     if (err != cudaSuccess || devices == 0) {
-        fprintf(stderr,
-                "%s: error: no usable CUDA device (%s). This program needs an NVIDIA GPU with a "
-                "working driver; run 'make check-env' for details.\n",
-                PROGRAM, err != cudaSuccess ? cudaGetErrorString(err) : "none found");
+        // No driver at all reads "driver version is insufficient" to the runtime: a driver version
+        // of 0 tells the two apart, and the student needs to know which one to fix.
+        int driver = 0;
+        cudaDriverGetVersion(&driver);
+        const char* why = err == cudaErrorInsufficientDriver && driver == 0
+                              ? "no NVIDIA driver was found: install the NVIDIA driver for your GPU, then check "
+                                "that 'nvidia-smi' lists it"
+                              : err != cudaSuccess ? cudaGetErrorString(err) : "none found";
+        fprintf(stderr, "%s: error: no usable CUDA device (%s); run 'make check-env' for details.\n", PROGRAM, why);
         return STATUS_NO_DEVICE;
     }
     cudaDeviceProp prop;

@@ -79,7 +79,7 @@ profile sanitize:
 endif
 
 # The top-level targets, typed in a chapter folder, go to the top (this chapter's NN is built here).
-TOP_TARGETS := $(filter-out $(NN),$(NUMBERS) 0 1 2 3 4 5 6 7 8 9) check-env deps deps-all deps-missing \
+TOP_TARGETS := $(filter-out $(NN),$(NUMBERS) 0 1 2 3 4 5 6 7 8 9) $(NOT_CHAPTERS) check-env deps deps-all deps-missing \
                bench bench-resume report grade help measure-08 timeline-08
 .PHONY: $(TOP_TARGETS)
 $(TOP_TARGETS): ; +@$(SUB) -C $(WB_ROOT) $@

@@ -16,6 +16,8 @@ WB_BUILD := $(WB_COMMON)/build
 CHAPTERS := $(sort $(patsubst $(WB_ROOT)/%/,%,$(wildcard $(WB_ROOT)/[0-9][0-9]_*/)))
 NUMBERS := $(foreach c,$(CHAPTERS),$(firstword $(subst _, ,$(c))))
 SUB := $(MAKE) --no-print-directory
+# Two-digit numbers that name no chapter (make 10): answered with the list of chapters.
+NOT_CHAPTERS := $(filter-out $(NUMBERS),$(foreach t,0 1 2 3 4 5 6 7 8 9,$(addprefix $(t),0 1 2 3 4 5 6 7 8 9)))
 
 CUDA_PATH ?= $(firstword $(wildcard /usr/local/cuda) $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)))
 NVCC ?= $(CUDA_PATH)/bin/nvcc

@@ -102,14 +102,29 @@ void probe_kernel_image() {
     WB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+std::string no_device_reason(cudaError_t err, int driver_version, int runtime_version) {
+    if (err == cudaErrorInsufficientDriver && driver_version == 0)
+        return "no NVIDIA driver was found: libcuda.so.1 is not installed. Install the NVIDIA driver for your GPU "
+               "(Debian/Ubuntu: sudo apt-get install nvidia-driver, or NVIDIA's installer), then check that "
+               "'nvidia-smi' lists the GPU";
+    if (err == cudaErrorInsufficientDriver)
+        return "the NVIDIA driver supports CUDA " + cuda_version_string(driver_version) +
+               ", older than the CUDA " + cuda_version_string(runtime_version) +
+               " runtime this program was built with. Update the driver, or build with an older toolkit";
+    return std::string(err != cudaSuccess ? cudaGetErrorString(err) : "the driver reports none") +
+           ". This program needs an NVIDIA GPU with a working driver";
+}
+
 DeviceFacts require_device(const std::string& prog) {
     int n = 0;
     cudaError_t err = cudaGetDeviceCount(&n);
     if (err != cudaSuccess || n == 0) {
-        std::fprintf(stderr,
-                     "%s: error: no usable CUDA device (%s). This program needs an NVIDIA GPU "
-                     "with a working driver; run 'make check-env' for details.\n",
-                     prog.c_str(), err != cudaSuccess ? cudaGetErrorString(err) : "none found");
+        int driver = 0, runtime = 0;
+        (void)cudaDriverGetVersion(&driver);  // 0 when no driver is installed
+        (void)cudaRuntimeGetVersion(&runtime);
+        cudaGetLastError();
+        std::fprintf(stderr, "%s: error: no usable CUDA device (%s); run 'make check-env' for details.\n",
+                     prog.c_str(), no_device_reason(err, driver, runtime).c_str());
         std::exit(kExitNoDevice);
     }
     DeviceFacts f;

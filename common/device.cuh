@@ -58,6 +58,10 @@ const DeviceFacts& current_device();
 // exits with status 3 when there is no usable device or this binary has no code for it.
 DeviceFacts require_device(const std::string& prog);
 
+// Why cudaGetDeviceCount found no device, and what to do, for require_device's line: no driver at
+// all (driver_version 0: libcuda is not installed), a driver older than the runtime, or no GPU.
+std::string no_device_reason(cudaError_t err, int driver_version, int runtime_version);
+
 // True when a CUDA device can be used (no message, no exit). Cached.
 bool cuda_device_available();
 

@@ -94,9 +94,9 @@ bool parse_options(int argc, const char* const* argv, Options& opt, std::string&
             std::string v;
             long long x = 0;
             if (!need_value(v)) return false;
-            if (!to_long(v, x) || x < lo || x > 1000000) {
-                error = "option " + arg + " needs a whole number >= " + std::to_string(lo) +
-                        ", got '" + v + "'";
+            if (!to_long(v, x) || x < lo || x > kMaxCount) {
+                error = "option " + arg + " needs a whole number from " + std::to_string(lo) + " to " +
+                        std::to_string(kMaxCount) + ", got '" + v + "'";
                 return false;
             }
             out = static_cast<int>(x);

@@ -21,6 +21,9 @@ enum ExitStatus : int {
     kExitNoDevice = 3,
 };
 
+// The most --warmup or --reps may ask for: a million launches of the shortest kernel is minutes.
+constexpr long long kMaxCount = 1000000;
+
 // A chapter-specific option, e.g. 00's "--json FILE" or 05's "--tune".
 // Exactly one of `text` (takes a value, never an empty one) or `flag` (takes none) is set.
 struct ExtraOption {

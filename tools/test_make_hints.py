@@ -76,6 +76,14 @@ def test_a_one_digit_number_names_the_chapter_meant(goal, meant, where):
                      f"did you mean `make {meant}`?"]
 
 
+@pytest.mark.parametrize("where", ["top", "chapter folder"])
+def test_a_two_digit_number_that_is_no_chapter_lists_the_chapters(where):
+    result = make("10", cwd=ROOT if where == "top" else os.path.join(ROOT, chapter("02")))
+    assert result.returncode == 2, result.stdout + result.stderr
+    hints = [l for l in result.stderr.splitlines() if l.startswith("no chapter")]
+    assert hints == [f"no chapter '10': chapters are {' '.join(NUMBERS)}; `make help` lists the targets"]
+
+
 def test_other_names_point_to_help_and_files_are_not_caught():
     result = make("test-foo")
     assert result.returncode == 2

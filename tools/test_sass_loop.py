@@ -69,3 +69,11 @@ class TestSassLoop:
         assert run_tool("a", "b").returncode == 2
         assert run_tool("a", "--bogus").returncode == 2
         assert "no loop found" in run_tool("Fp16Inputs").stdout
+
+    def test_empty_input_or_no_sass_says_what_to_pipe_in(self):
+        for stdin in ("", "nvcc fatal : no such file\n"):
+            r = run_tool("Tf32Inputs", stdin=stdin)
+            assert r.returncode == 2
+            assert r.stderr.count("\n") == 1, r.stderr  # one line
+            assert "no kernel in the input" in r.stderr
+            assert "cuobjdump -sass PROGRAM |" in r.stderr

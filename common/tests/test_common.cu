@@ -146,6 +146,21 @@ TEST_CASE("the parser rejects each kind of bad input with one line", "[options]"
     CHECK(rejects({"--csv"}));
 }
 
+TEST_CASE("a count out of range names the range it must lie in", "[options]") {
+    for (const char* reps : {"1000000000000", "1000001", "0"}) {
+        Options opt;
+        std::string err;
+        CHECK_FALSE(parse({"--reps", reps}, opt, err));
+        INFO(err);
+        CHECK(err.find("from 1 to 1000000") != std::string::npos);
+        CHECK(err.find(reps) != std::string::npos);
+    }
+    Options opt;
+    std::string err;
+    CHECK(parse({"--reps", "1000000"}, opt, err));
+    CHECK(opt.reps == 1000000);
+}
+
 TEST_CASE("chapter options are parsed and listed in --help", "[options]") {
     std::string json;
     bool tune = false;
@@ -599,6 +614,17 @@ TEST_CASE("JSON values: escaped text, exact whole numbers, no NaN, short arrays 
     CHECK(texts({std::string(80, 'x')}) == "[\n  \"" + std::string(80, 'x') + "\"\n]");
     const std::string nested = object({{"a", "1"}, {"b", object({{"c", boolean(true)}})}});
     CHECK(nested == "{\n  \"a\": 1,\n  \"b\": {\n    \"c\": true\n  }\n}");  // one step deeper
+}
+
+TEST_CASE("no device: no driver, an old driver and no GPU each get their own reason", "[device]") {
+    const std::string none = no_device_reason(cudaErrorInsufficientDriver, 0, 13000);
+    CHECK(none.find("no NVIDIA driver was found") != std::string::npos);
+    CHECK(none.find("nvidia-smi") != std::string::npos);
+    const std::string old = no_device_reason(cudaErrorInsufficientDriver, 12040, 13000);
+    CHECK(old.find("supports CUDA 12.4, older than the CUDA 13.0 runtime") != std::string::npos);
+    CHECK(no_device_reason(cudaErrorNoDevice, 13000, 13000).find("no CUDA-capable device") != std::string::npos);
+    CHECK(no_device_reason(cudaSuccess, 13000, 13000).find("the driver reports none") != std::string::npos);
+    for (const std::string& r : {none, old}) CHECK(r.find('\n') == std::string::npos);
 }
 
 TEST_CASE("FP32 lanes and versions by compute capability", "[device]") {

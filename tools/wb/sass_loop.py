@@ -7,7 +7,8 @@ Reads `cuobjdump -sass` output on stdin. For every kernel whose (mangled) name c
 finds the longest backward branch (the main loop of a GEMM kernel: its body is the k-loop) and
 prints the opcode counts of that loop body, e.g. how many HMMA (tensor-core) instructions there are
 for each shared-memory load (LDS, LDSM) or generic load (LD). --listing prints the loop itself.
-Exit status: 0 done, 1 no kernel matched, 2 bad usage. Python stdlib only.
+Exit status: 0 done, 1 no kernel matched, 2 bad usage (also: nothing on stdin, stdin a terminal, or
+input with no kernel in it). Python stdlib only.
 """
 import collections
 import re
@@ -55,9 +56,19 @@ def register(sub):
     p.set_defaults(run=lambda a: main(a.pattern, a.listing))
 
 
+HOW = "pipe a program's SASS into it: cuobjdump -sass PROGRAM | PYTHONPATH=tools python3 -m wb sass-loop PATTERN"
+
+
 def main(pattern, listing=False):
+    if sys.stdin.isatty():
+        print(f"sass_loop: standard input is a terminal; {HOW}", file=sys.stderr)
+        return 2
     found = 0
-    for name, body in kernels(sys.stdin):
+    listed = list(kernels(sys.stdin))
+    if not listed:
+        print(f"sass_loop: no kernel in the input (no 'Function :' line of cuobjdump -sass); {HOW}", file=sys.stderr)
+        return 2
+    for name, body in listed:
         if pattern not in name:
             continue
         found += 1
