@@ -32,6 +32,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda_check.cuh"
@@ -174,31 +175,29 @@ public:
     }
 
     void before(cudaStream_t stream) override {
-        const uint64_t key = entropy_key();
-        const fresh::CFill fill_c = g_.beta != 0.0f ? fresh::CFill::c0 : (mix64(key) & 1) ? fresh::CFill::finite
-                                                                                         : fresh::CFill::nan;
-        const dim3 grid(sms_ * 4), block(256);
-        switch (g_.precision) {
-            case Precision::fp16: fill<__half>(grid, block, stream, fill_c, key); break;
-            case Precision::bf16: fill<__nv_bfloat16>(grid, block, stream, fill_c, key); break;
-            case Precision::fp8_e4m3: fill<__nv_fp8_e4m3>(grid, block, stream, fill_c, key); break;
-            default: fill<float>(grid, block, stream, fill_c, key);
-        }
-        key_ = key;
+        key_ = entropy_key();
+        const fresh::CFill c_fill = g_.beta != 0.0f ? fresh::CFill::c0
+                                    : (mix64(key_) & 1) ? fresh::CFill::finite
+                                                        : fresh::CFill::nan;
+        const bool fp8 = g_.precision == Precision::fp8_e4m3;
+        with_input_type([&](auto* type) {
+            using T = std::remove_pointer_t<decltype(type)>;
+            fresh::fill_inputs<T><<<sms_ * 4, 256, 0, stream>>>(static_cast<T*>(g_.A), static_cast<T*>(g_.B), g_.C,
+                                                                fp8 ? g_.scale_a : nullptr, fp8 ? g_.scale_b : nullptr,
+                                                                g_.s, g_.b_transposed, c_fill, key_);
+        });
+        WB_LAUNCH_CHECK();
     }
 
     void after(cudaStream_t stream, int side) override {
         reserve(1);
         EntryCheck* out = chunks_.back().get() + size_t(used_) * fresh::kEntriesPerLaunch;
         const uint64_t where = entropy_key();  // drawn now, after the launch was queued
-        const dim3 grid(fresh::kEntriesPerLaunch), block(fresh::kCheckThreads);
-        const int p = int(g_.precision);
-        switch (g_.precision) {
-            case Precision::fp16: fresh::check_entries<__half><<<grid, block, 0, stream>>>(g_.C, g_.s, g_.alpha, g_.beta, p, key_, where, out); break;
-            case Precision::bf16: fresh::check_entries<__nv_bfloat16><<<grid, block, 0, stream>>>(g_.C, g_.s, g_.alpha, g_.beta, p, key_, where, out); break;
-            case Precision::fp8_e4m3: fresh::check_entries<__nv_fp8_e4m3><<<grid, block, 0, stream>>>(g_.C, g_.s, g_.alpha, g_.beta, p, key_, where, out); break;
-            default: fresh::check_entries<float><<<grid, block, 0, stream>>>(g_.C, g_.s, g_.alpha, g_.beta, p, key_, where, out);
-        }
+        with_input_type([&](auto* type) {
+            using T = std::remove_pointer_t<decltype(type)>;
+            fresh::check_entries<T><<<fresh::kEntriesPerLaunch, fresh::kCheckThreads, 0, stream>>>(
+                g_.C, g_.s, g_.alpha, g_.beta, int(g_.precision), key_, where, out);
+        });
         WB_LAUNCH_CHECK();
         sides_.push_back(side);
         ++used_;
@@ -259,13 +258,15 @@ private:
     int used_ = 0;               // launches in the last chunk
     std::vector<int> sides_;     // the side of every launch checked, in order
 
-    template <class T>
-    void fill(dim3 grid, dim3 block, cudaStream_t stream, fresh::CFill fill_c, uint64_t key) {
-        const bool fp8 = g_.precision == Precision::fp8_e4m3;
-        fresh::fill_inputs<T><<<grid, block, 0, stream>>>(static_cast<T*>(g_.A), static_cast<T*>(g_.B), g_.C,
-                                                          fp8 ? g_.scale_a : nullptr, fp8 ? g_.scale_b : nullptr,
-                                                          g_.s, g_.b_transposed, fill_c, key);
-        WB_LAUNCH_CHECK();
+    // Calls f with a null pointer of the input type the launchers of this precision receive.
+    template <class F>
+    void with_input_type(F&& f) const {
+        switch (g_.precision) {
+            case Precision::fp16: return f(static_cast<__half*>(nullptr));
+            case Precision::bf16: return f(static_cast<__nv_bfloat16*>(nullptr));
+            case Precision::fp8_e4m3: return f(static_cast<__nv_fp8_e4m3*>(nullptr));
+            default: return f(static_cast<float*>(nullptr));  // FP32 and TF32
+        }
     }
     // Room for `launches` more checks: a new chunk when the last one is full (allocated before the
     // batch's timed launches, never between them).
