@@ -14,7 +14,7 @@ of the cohort of planted students.
 3. The scoring rules one by one on written-out runs (per variant and all or nothing, reference
    tiers, GPUs too old for a variant, chapter 09 on another GPU).
 4. Usage: bad input exits 2 with one line, no GPU exits 3 with one line.
-tools/test_cohort.py grades the same cohort for real on a GPU. Run with pytest (make test runs it).
+tools/test_cohort.py grades the same cohort for real on a GPU (make test-cohort). Run with pytest (make test runs it).
 """
 import csv
 import json
