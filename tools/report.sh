@@ -13,7 +13,7 @@
 # Filling again keeps the student's text: only the tables between the report's wb markers change
 # (tools/wb/report.py says how).
 # Exit status: 0 done, 2 bad input before any work: no results to report (run `make bench` first),
-# a REPORT_SHAPE that is not a size or not in the results, a REPORT_RUBRIC that cannot be read or
+# a CSV that is not the workbook's (one line names the missing columns), a REPORT_SHAPE that is not a size or not in the results, a REPORT_RUBRIC that cannot be read or
 # names no chapter here, or a REPORT_OUT that cannot be written.
 set -u
 cd "$(dirname "$0")/.."

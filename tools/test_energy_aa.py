@@ -1,4 +1,5 @@
 """The energy A/A check (wb.energy_aa): chapter 07's repeated cuBLAS calls against their baselines."""
+import os
 import subprocess
 import sys
 
@@ -67,3 +68,13 @@ def test_an_unreadable_csv_is_one_line_and_status_2(tmp_path):
     r = run(tmp_path / "missing.csv")
     assert r.returncode == 2
     assert len(r.stderr.splitlines()) == 1
+
+
+def test_a_csv_of_another_schema_is_one_line_and_exit_2(tmp_path):
+    path = tmp_path / "other.csv"
+    path.write_text("name,value\nx,1\n")
+    r = subprocess.run([sys.executable, "-m", "wb", "energy-aa", str(path)], capture_output=True, text=True,
+                       cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert "is not a workbook results CSV: missing columns chapter" in r.stderr

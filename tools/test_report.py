@@ -9,6 +9,7 @@ tables against numbers computed here, independently, from the same CSV. Run with
 runs it).
 """
 import csv
+import functools
 import hashlib
 import os
 import re
@@ -16,6 +17,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+from collections import defaultdict
 
 import pytest
 
@@ -72,36 +74,45 @@ def hide_matplotlib(folder):
 
 
 # A stand-in for matplotlib that draws nothing and writes down every call the report makes on a
-# figure (plot, scatter, barh, set_yticklabels, ...) with its arguments, one JSON list per saved
-# file: the tests read what each plot shows (series, colours, styles, labels) without pixels.
+# figure's axes (plot, scatter, barh, set_yticklabels, ...) with its arguments and the number of
+# the axes it went to (0 for the first panel), one JSON list per saved file: the tests read what
+# each plot shows (series, colours, styles, labels, panels) without pixels.
 FAKE_PYPLOT = r'''
 import json, os
 
 class _Recorder:
-    def __init__(self):
-        self.calls = []
+    def __init__(self, calls=None, index=0):
+        self.calls = [] if calls is None else calls
+        self.index = index
     def __getattr__(self, name):
         def call(*args, **kwargs):
-            self.calls.append({"call": name, "args": list(args), "kwargs": kwargs})
+            self.calls.append({"call": name, "args": list(args), "kwargs": kwargs, "ax": self.index})
             if name == "get_legend_handles_labels":
-                labels = [c["kwargs"]["label"] for c in self.calls if "label" in c["kwargs"]]
+                labels = [c["kwargs"]["label"] for c in self.calls
+                          if "label" in c["kwargs"] and c["ax"] == self.index]
                 return labels, labels
             return None
         return call
 
 class _Figure(_Recorder):
-    def __init__(self, ax):
+    def __init__(self, calls):
         super().__init__()
-        self.ax = ax
+        self.axes_calls = calls
     def savefig(self, path, **kwargs):
         with open(path, "w") as f:
             f.write("fake plot\n")
         with open(os.environ["WB_PLOT_LOG"], "a") as f:
-            f.write(json.dumps({"file": os.path.basename(path), "calls": self.ax.calls}, default=list) + "\n")
+            f.write(json.dumps({"file": os.path.basename(path), "calls": self.axes_calls}, default=list) + "\n")
 
-def subplots(*args, **kwargs):
-    ax = _Recorder()
-    return _Figure(ax), ax
+def subplots(nrows=1, ncols=1, squeeze=True, **kwargs):
+    calls = []
+    grid = [[_Recorder(calls, r * ncols + c) for c in range(ncols)] for r in range(nrows)]
+    fig = _Figure(calls)
+    if not squeeze:
+        return fig, grid
+    if nrows * ncols == 1:
+        return fig, grid[0][0]
+    return fig, [ax for row in grid for ax in row]
 
 def close(*args):
     pass
@@ -156,11 +167,13 @@ def block(text, name):
 
 
 def best_at(rows, chapter, dtype, shape):
-    """The expected best variant, computed the plain way."""
+    """The expected best variant, computed the plain way: the highest % of cuBLAS (the figure
+    printed), except on the CPU of chapter 01, whose % has one yardstick per thread count."""
     candidates = [r for r in rows if r["chapter"] == chapter and r["dtype"] == dtype and r["status"] == "PASS"
                   and (int(r["M"]), int(r["N"]), int(r["K"])) == shape and r["variant"] not in BASELINES
                   and not r["variant"].startswith("openblas")]
-    return max(candidates, key=lambda r: float(r["gflops"])) if candidates else None
+    column = "gflops" if chapter.startswith("01_") else "pct_cublas"
+    return max(candidates, key=lambda r: float(r[column])) if candidates else None
 
 
 class TestReportFixture:
@@ -386,6 +399,16 @@ class TestReportFixture:
         # Section 4.7's table leaves chapter 09 to this section.
         tc = self.en[self.en.index("### 4.7"):self.en.index("#### What the precision costs")]
         assert "09_hopper_wgmma" not in tc
+
+    def test_hopper_caption_says_what_its_percent_of_cublas_is(self):
+        # The table sets TFLOP/s beside % of cuBLAS; the % is not their ratio, and the caption says so.
+        en = block(self.en, "HOPPER_TABLE")
+        assert "% of cuBLAS is the median of the per-round ratios" in en
+        assert "rounds alternating with cuBLAS" in en and "(paired rounds)" in en
+        assert "It is not the ratio of the two TFLOP/s columns" in en
+        zh = block(self.zh, "HOPPER_TABLE")
+        assert "占 cuBLAS 的 % 是各轮比值的中位数" in zh
+        assert "轮流交替计时（成对的轮次）" in zh and "它不是两个 TFLOP/s 列之比" in zh
 
     def test_end_to_end_section_names_the_faster_processor_per_shape(self):
         # the fixture's chapter 08 rows: the CPU wins at 256 (copies dominate), the GPU at 4096
@@ -675,7 +698,51 @@ class TestRefill:
             assert "| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 245.0 | 35.0 |" in new
             assert "| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 210.0 |" not in new
             assert "{{" not in new.replace("{braces}", "")
-            assert self.read(name + ".bak") == answers[name]
+            assert self.read(name + ".bak.1") == answers[name]
+
+    def test_a_block_edited_by_hand_is_kept_and_named(self):
+        self.fill()
+        text = self.read("report.md")
+        mine = block(text, "LADDER_TABLE") + "\nMY READING OF THE LADDER, typed into the table's block.\n\n"
+        self.write("report.md", text.replace(block(text, "LADDER_TABLE"), mine))
+        for _ in range(2):  # and again: a block stays the student's until they empty it
+            r = self.fill(self.other_csv())
+            lines = r.stderr.strip().splitlines()
+            assert lines == [f"report: {self.out}/report.md: block LADDER_TABLE was edited by hand since it was "
+                             f"filled; kept as it is (delete its content to have it filled again)"], r.stderr
+            new = self.read("report.md")
+            assert block(new, "LADDER_TABLE") == mine
+            assert "| 06_tensor_core_wmma | `wmma_fp16_64x64` | fp16 | 245.0 |" in new  # the others follow the CSV
+        # Emptied, the block is filled again, from the results.
+        self.write("report.md", new.replace(mine, "<!-- wb:fill LADDER_TABLE -->\n"))
+        r = self.fill(self.other_csv())
+        assert r.stderr == ""
+        assert "MY READING" not in self.read("report.md")
+        assert "| 06_tensor_core_wmma | fp16 | `wmma_fp16_64x64` | 245000.0 | 35.0 |" in \
+            block(self.read("report.md"), "LADDER_TABLE")
+
+    def test_a_report_from_before_the_record_is_refilled_as_before(self):
+        self.fill()
+        os.remove(os.path.join(self.out, ".report.md.filled.json"))  # as an older version left it
+        text = self.read("report.md")
+        self.write("report.md", text.replace(block(text, "SWEEP_TABLE"),
+                                             "<!-- wb:fill SWEEP_TABLE -->\nold words\n"))
+        r = self.fill()
+        assert r.stderr == ""
+        assert "old words" not in self.read("report.md")
+        assert "old words" in self.read("report.md.bak.1")  # ... and the backup keeps them
+
+    def test_backups_never_overwrite_each_other(self):
+        self.fill()
+        versions = []
+        for n in (1, 2, 3):
+            versions.append(self.read("report.md") + f"\nversion {n}\n")
+            self.write("report.md", versions[-1])
+            r = self.fill()
+            assert f"report: the previous {self.out}/report.md is kept as {self.out}/report.md.bak.{n}" in r.stdout
+        for n, text in enumerate(versions, 1):
+            assert self.read(f"report.md.bak.{n}") == text
+        assert not os.path.exists(os.path.join(self.out, "report.md.bak"))
 
     def test_deleted_markers_cost_one_line_and_no_text(self):
         self.fill()
@@ -775,6 +842,31 @@ class TestReportEdgeCases:
                                               "REPORT_OUT": os.path.join(self.tmp, "report")})
         assert r.returncode == 2
         assert "make bench" in r.stderr
+
+    def test_a_csv_of_another_schema_is_one_line_exit_2_and_nothing_written(self):
+        path = os.path.join(self.tmp, "x.csv")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("name,ms,gflops\nmine,1.0,2.0\n")
+        out = os.path.join(self.tmp, "report")
+        r = run(["bash", "tools/report.sh"], {"REPORT_CSV": path, "REPORT_OUT": out})
+        assert r.returncode == 2, r.stdout + r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1, r.stderr
+        assert f"{path} is not a workbook results CSV: missing columns chapter, variant, dtype, M, N, K, " in lines[0]
+        assert ", gflops," not in lines[0] and lines[0].endswith("; make bench writes one")
+        assert "Traceback" not in r.stderr and r.stdout == ""
+        assert not os.path.exists(out)
+
+    def test_an_older_csv_without_the_student_column_is_read(self):
+        rows = fixture_rows()
+        path = os.path.join(self.tmp, "old.csv")
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            columns = [c for c in rows[0] if c != "student"]
+            w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+        en, _ = self.fill_without_plots(csv_path=path)
+        assert "| 03_shared_tiling | fp32 | `tiled_32_4rows` |" in en
 
     def test_energy_table_from_the_gflops_per_j_column(self):
         # The fixture has no energy column: both reports say so instead of a table.
@@ -928,38 +1020,51 @@ class TestPlots:
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_every_line_against_size_has_its_own_colour_and_marker(self):
-        # cuBLAS FP32 and cuBLAS BF16 were both black, without markers, solid and dash-dot: at that
-        # width they looked the same. Two lines of one colour must differ in marker and in dashes.
-        series = []
+        # Chapter 09's FP16 and BF16 lines shared their chapter's colour, and a dozen lines shared one
+        # panel. Now one panel per precision family, and inside a panel no two lines share a colour
+        # or a marker.
+        panels = defaultdict(list)
         for c in calls_named(self.plots["gflops_vs_size.png"], "plot"):
             kw = c["kwargs"]
-            fmt = c["args"][2] if len(c["args"]) > 2 else ""
-            dashes = kw.get("linestyle", kw.get("ls", "".join(ch for ch in fmt if ch in "-.:") or "-"))
-            series.append((kw["label"], kw.get("color"), kw.get("marker") or "".join(ch for ch in fmt if ch.isalpha()),
-                           json_key(dashes)))
-        labels = [s[0] for s in series]
+            panels[c["ax"]].append((kw["label"], kw.get("color"), kw.get("marker")))
+        labels = {s[0] for lines in panels.values() for s in lines}
         assert {"cuBLAS FP32 (cublas_sgemm)", "cuBLAS BF16 (cublas_bgemm)",
-                         "09_hopper_wgmma (fp16)", "09_hopper_wgmma (bf16)"} <= set(labels), labels
-        for label, colour, marker, dashes in series:
-            assert colour, label
-            assert marker, label  # a marker on every line: dashes alone are not enough
-        for i, a in enumerate(series):
-            for b in series[i + 1:]:
-                if a[1] == b[1]:
-                    assert a[2] != b[2], f"{a[0]} and {b[0]}: same colour and marker"
-                    assert a[3] != b[3], f"{a[0]} and {b[0]}: same colour and dashes"
+                "09_hopper_wgmma (fp16)", "09_hopper_wgmma (bf16)"} <= labels, labels
+        for lines in panels.values():
+            for label, colour, marker in lines:
+                assert colour and marker, label  # a marker on every line: dashes alone are not enough
+            assert len({colour for _, colour, _ in lines}) == len(lines), lines
+            assert len({marker for _, _, marker in lines}) == len(lines), lines
+        by_label = {s[0]: ax for ax, lines in panels.items() for s in lines}
+        assert by_label["09_hopper_wgmma (fp16)"] == by_label["09_hopper_wgmma (bf16)"] == \
+            by_label["cuBLAS BF16 (cublas_bgemm)"]
+        assert by_label["cuBLAS FP32 (cublas_sgemm)"] != by_label["09_hopper_wgmma (fp16)"]
+
+    def test_one_panel_per_precision_family_with_its_legend(self):
+        calls = self.plots["gflops_vs_size.png"]
+        families = {r["dtype"] for r in fixture_rows()}
+        assert "fp8_e4m3" not in families  # the fixture measures no FP8: no FP8 panel
+        titles = [c["args"][0] for c in calls_named(calls, "set_title")]
+        assert titles == ["FP32", "TF32", "FP16 and BF16"]
+        assert sorted(c["ax"] for c in calls_named(calls, "legend")) == [0, 1, 2]
+        for c in calls_named(calls, "plot"):
+            dtype = c["kwargs"]["label"].split("(")[-1].rstrip(")")
+            panel = {"fp32": 0, "tf32": 1, "fp16": 2, "bf16": 2, "cublas_sgemm": 0, "cublas_tf32": 1,
+                     "cublas_hgemm": 2, "cublas_bgemm": 2}[dtype]
+            assert c["ax"] == panel, c["kwargs"]["label"]
 
     def test_the_memory_roof_ends_at_the_ridge(self):
         # Past the ridge point the memory line would run through the compute ceilings: it stops on
-        # the highest of them (FP16 and BF16 tensor cores: 960000 GFLOP/s, 4100 GB/s measured).
+        # the highest of them (FP8 tensor cores on this compute capability 9.0: twice FP16's
+        # 960000 GFLOP/s; 4100 GB/s measured).
         lines = [c for c in calls_named(self.plots["roofline.png"], "plot")
                  if c["kwargs"].get("label", "").startswith("memory")]
         assert len(lines) == 1
         xs, ys = lines[0]["args"][:2]
-        ridge = 960000 / 4100
+        ridge = 2 * 960000 / 4100
         assert xs[-1] == pytest.approx(ridge, abs=1e-6)
-        assert ys[-1] == pytest.approx(960000, abs=1e-3)
-        assert max(ys) <= 960000 * (1 + 1e-12)
+        assert ys[-1] == pytest.approx(2 * 960000, abs=1e-3)
+        assert max(ys) <= 2 * 960000 * (1 + 1e-12)
         assert xs[0] < 55000 / 4100  # and it starts left of the lowest ridge (FP32)
 
     def test_energy_plot_only_with_energy_figures(self):
@@ -985,6 +1090,130 @@ class TestPlots:
         shown = {label.split()[0] for label in labels}
         chapters = {r["chapter"] for r in fixture_rows()}
         assert shown == chapters & LADDER_CHAPTERS
+
+
+H200_CSV = os.path.join(ROOT, "results", "h200", "bench.csv")
+H200_ENV = os.path.join(ROOT, "results", "h200", "env.json")
+
+
+@functools.lru_cache(maxsize=None)
+def drawn_figures(csv_path=FIXTURE_CSV, env_path=FIXTURE_ENV):
+    """The plots of `make report` drawn by matplotlib itself: ({file name: its Figure}, kept as
+    each was saved, to read its axes, lines and limits; the Results they were drawn from)."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    saved, savefig = {}, Figure.savefig
+
+    def keep(fig, path, *args, **kwargs):
+        saved[os.path.basename(path)] = fig
+        return savefig(fig, path, *args, **kwargs)
+
+    res = wb_report.Results(csv_path, env_path, (4096, 4096, 4096), False)
+    with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as tmp:
+        patch.setattr(Figure, "savefig", keep)
+        wb_report.make_plots(res, os.path.join(tmp, "plots"))
+    for fig in saved.values():
+        FigureCanvasAgg(fig).draw()  # closed by the report: a canvas again, to measure what it drew
+    return saved, res
+
+
+class TestPlotsDrawn:
+    """The plots as matplotlib draws them: panels, legends, roofs, limits."""
+
+    @pytest.fixture(autouse=True)
+    def tmp_folder(self, tmp_path):
+        self.tmp = str(tmp_path)
+
+    def test_one_panel_per_precision_family_each_line_its_own_colour_and_marker(self):
+        figs, _ = drawn_figures(H200_CSV, H200_ENV)
+        fig = figs["gflops_vs_size.png"]
+        assert [ax.get_title() for ax in fig.axes] == ["FP32", "TF32", "FP16 and BF16", "FP8"]
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            lines = [line for line in ax.get_lines() if line.get_marker() not in (None, "None", "")]
+            assert 1 < len(lines) <= 8, ax.get_title()
+            assert len({line.get_color() for line in lines}) == len(lines), ax.get_title()
+            assert len({line.get_marker() for line in lines}) == len(lines), ax.get_title()
+            # The legend names every line and fits on the figure, beside its panel.
+            legend = ax.get_legend()
+            labels = [text.get_text() for text in legend.get_texts()]
+            assert {line.get_label() for line in lines} <= set(labels)
+            box = legend.get_window_extent(renderer)
+            assert box.x0 >= ax.get_window_extent(renderer).x1 and box.x1 <= fig.bbox.x1 + 1
+        fp16 = {line.get_label() for line in fig.axes[2].get_lines()}
+        assert {"09_hopper_wgmma (fp16)", "09_hopper_wgmma (bf16)", "cuBLAS BF16 (cublas_bgemm)"} <= fp16
+
+    def test_only_the_families_measured_get_a_panel(self):
+        figs, _ = drawn_figures()  # the fixture measures no FP8
+        assert [ax.get_title() for ax in figs["gflops_vs_size.png"].axes] == ["FP32", "TF32", "FP16 and BF16"]
+
+    def test_the_roofline_has_an_fp8_roof_and_the_fp8_points(self):
+        figs, res = drawn_figures(H200_CSV, H200_ENV)
+        ax = figs["roofline.png"].axes[0]
+        import json
+        with open(H200_ENV, encoding="utf-8") as f:
+            fp8 = 2 * json.load(f)["gpus"][0]["peak_fp16_tc_gflops"]
+        roofs = [line for line in ax.get_lines() if line.get_label().startswith("FP8 tensor cores")]
+        assert len(roofs) == 1 and max(roofs[0].get_ydata()) == pytest.approx(fp8)
+        fp16 = next(line for line in ax.get_lines() if line.get_label().startswith("FP16 and BF16"))
+        assert max(fp16.get_ydata()) == pytest.approx(fp8 / 2)
+        points = {(round(x, 6), round(y, 6)) for c in ax.collections for x, y in c.get_offsets()}
+        measured = [r for r in res.rows if r["dtype"] == "fp8_e4m3" and wb_report.in_ladder(r["chapter"])
+                    and r["variant"] not in wb_report.bs.GPU_BASELINES and float(r["gflops"] or 0) > 0]
+        assert measured
+        for r in measured:
+            assert (round(wb_report.intensity(r), 6), round(float(r["gflops"]), 6)) in points, r["variant"]
+        assert any(c.get_label() == f'09_hopper_wgmma {res.best[("09_hopper_wgmma", "fp8_e4m3")][(4096,) * 3]["variant"]} '
+                   f'(fp8_e4m3)' for c in ax.collections)
+
+    def test_no_fp8_roof_below_compute_capability_8_9(self):
+        import json
+        with open(FIXTURE_ENV, encoding="utf-8") as f:
+            env = json.load(f)
+        env["gpus"][0]["cc"] = "8.0"
+        path = os.path.join(self.tmp, "a100.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(env, f)
+        rows = [dict(r, cc="8.0") for r in fixture_rows()]
+        csv_path = os.path.join(self.tmp, "a100.csv")
+        with open(csv_path, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        figs, res = drawn_figures(csv_path, path)
+        assert res.ceilings["fp8_e4m3"] is None
+        assert not [line for line in figs["roofline.png"].axes[0].get_lines() if "FP8" in line.get_label()]
+        fixture = wb_report.Results(FIXTURE_CSV, FIXTURE_ENV, (4096, 4096, 4096), False)
+        assert fixture.ceilings["fp8_e4m3"] == (2 * 960000, "theory")  # compute capability 9.0
+
+    def test_the_ladder_ranks_by_percent_of_cublas_and_its_axis_fits_the_data(self):
+        # Chapter 03's tiled_32 made faster in GFLOP/s than tiled_32_4rows but lower against cuBLAS,
+        # and transposed_b_32 higher against cuBLAS but slower: the bar is transposed_b_32's %.
+        rows = fixture_rows()
+        for r in rows:
+            if r["chapter"] == "03_shared_tiling" and r["M"] == r["N"] == r["K"] == "4096":
+                if r["variant"] == "tiled_32":
+                    r.update(gflops="12000.0", pct_cublas="21.00")
+                if r["variant"] == "transposed_b_32":
+                    r.update(gflops="10000.0", pct_cublas="23.00")
+        path = os.path.join(self.tmp, "ranked.csv")
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        figs, res = drawn_figures(path)
+        fig = figs["ladder_4096.png"]
+        ax = fig.axes[0]
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert "03_shared_tiling (fp32): transposed_b_32" in labels
+        widths = {label: bar.get_width() for label, bar in zip(labels, ax.patches)}
+        assert widths["03_shared_tiling (fp32): transposed_b_32"] == pytest.approx(23.0)
+        largest = max(widths.values())
+        assert max(largest, 100) < ax.get_xlim()[1] <= 1.2 * max(largest, 100)  # not 140 %
+        cublas = [line for line in ax.get_lines() if list(line.get_xdata()) == [100, 100]]
+        assert len(cublas) == 1 and "cuBLAS" in cublas[0].get_label()
 
 
 class TestBenchTools:

@@ -11,6 +11,9 @@ the CPU and its own baseline is OpenBLAS: its row of the summary is what its CSV
 OpenBLAS on as many threads from the same run, and the row says so. The report (wb.report)
 also sets chapter 01 beside the GPU: pct_of_cublas divides its GFLOP/s by cuBLAS SGEMM on the same
 shape from a GPU chapter of the same bench run (chapter 07's when it has one).
+
+The best variant is the one with the highest % of cuBLAS, the figure printed (see rank), and a
+file whose header is not the workbook's (CSV_COLUMNS) is refused in one line, exit status 2.
 """
 import csv
 import os
@@ -28,10 +31,33 @@ CPU_CHAPTER_PREFIX = "01_"
 PREFERRED_CUBLAS_CHAPTER = "07_cublas_baseline"
 
 
+# The columns of a results CSV, as common/report.cpp writes them (kCsvHeader). Files written
+# before the student and energy columns existed lack them, and are read all the same.
+CSV_COLUMNS = ("chapter", "variant", "dtype", "M", "N", "K", "alpha", "beta", "ms_median", "ms_min", "gflops",
+               "cublas_gflops", "pct_cublas", "pct_peak", "rel_err", "status", "gpu", "cc", "driver", "runtime",
+               "git", "timestamp", "student", "gflops_per_j")
+OPTIONAL_COLUMNS = ("student", "gflops_per_j")
+REQUIRED_COLUMNS = tuple(c for c in CSV_COLUMNS if c not in OPTIONAL_COLUMNS)
+
+
+class NotResultsCsv(ValueError):
+    """A file that is not a results CSV of the workbook; the message is one line that names it."""
+
+
 def load_rows(path):
-    """The CSV rows as dicts (the spec's columns), in file order."""
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
+    """The CSV rows as dicts (the spec's columns), in file order. Raises NotResultsCsv when the
+    header lacks a column the tools read (an empty file has no rows and passes), OSError when the
+    file cannot be read."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or REQUIRED_COLUMNS)]
+            if missing:
+                raise NotResultsCsv(f"{path} is not a workbook results CSV: missing columns {', '.join(missing)}; "
+                                    f"make bench writes one")
+            return list(reader)
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise NotResultsCsv(f"{path} is not a workbook results CSV ({e}); make bench writes one") from None
 
 
 def number(text):
@@ -80,16 +106,28 @@ def pct_of_cublas(row, sgemm_ref):
     return number(row["pct_cublas"])
 
 
+def rank(row):
+    """How good a variant is against the others of its chapter, precision and shape: its % of
+    cuBLAS, the figure every table prints. That ratio was timed in rounds alternating with cuBLAS,
+    so a clock that drifted between two variants' runs does not decide which is best, as it can
+    between their GFLOP/s. GFLOP/s breaks ties and ranks a row without the ratio below those with
+    it. Chapter 01 ranks by GFLOP/s: each of its rows is % of OpenBLAS on as many threads as the
+    variant, a different yardstick per row (a 1-thread loop at 80 % of 1-thread OpenBLAS is slower
+    than 8 threads at 78 % of 8-thread OpenBLAS)."""
+    g = number(row["gflops"]) or 0.0
+    p = None if is_cpu_chapter(row["chapter"]) else number(row["pct_cublas"])
+    return (p is not None, p if p is not None else g, g)
+
+
 def best_variants(rows):
-    """{(chapter, dtype): {shape: row}}: the fastest variant that passed its check, per shape."""
+    """{(chapter, dtype): {shape: row}}: the best variant that passed its check, per shape (see rank)."""
     best = defaultdict(dict)
     for r in rows:
-        g = number(r["gflops"])
-        if r["status"] != "PASS" or is_baseline(r) or not g:
+        if r["status"] != "PASS" or is_baseline(r) or not number(r["gflops"]):
             continue
         key, shape = (r["chapter"], r["dtype"]), shape_of(r)
         current = best[key].get(shape)
-        if current is None or g > number(current["gflops"]):
+        if current is None or rank(r) > rank(current):
             best[key][shape] = r
     return dict(best)
 
@@ -189,12 +227,12 @@ LADDER_TEXT = {
                       "precision from the same run, {gpu}, {date}, git `{git}`, `make bench` (raw rows: `{csv}`); "
                       "`PYTHONPATH=tools python3 -m wb bench-summary {csv}` prints the same figures.",
            "chapter": "chapter", "type": "type", "cublas": "cuBLAS {dtype} (the 100 % of its rows), TFLOP/s",
-           "best": "Fastest variant per shape:"},
-    "zh": {"caption": "各章最快的变体（以及第 07 章的 CUTLASS 核函数）占同一次运行中同精度 cuBLAS 的 %，{gpu}，{date}，"
+           "best": "Best variant per shape (the highest % of cuBLAS):"},
+    "zh": {"caption": "各章的最佳变体（以及第 07 章的 CUTLASS 核函数）占同一次运行中同精度 cuBLAS 的 %，{gpu}，{date}，"
                       "git `{git}`，`make bench`（原始数据：`{csv}`）；"
                       "`PYTHONPATH=tools python3 -m wb bench-summary {csv}` 打印同样的数字。",
            "chapter": "章节", "type": "精度", "cublas": "cuBLAS {dtype}（该精度各行的 100 %），TFLOP/s",
-           "best": "每个形状上最快的变体："},
+           "best": "每个形状上的最佳变体（占 cuBLAS 的 % 最高）："},
 }
 
 
@@ -358,6 +396,9 @@ def main(path):
         rows = load_rows(path)
     except OSError as e:
         print(f"bench_summary: cannot read {path}: {e.strerror}", file=sys.stderr)
+        return 2
+    except NotResultsCsv as e:
+        print(f"bench_summary: {e}", file=sys.stderr)
         return 2
     sys.stdout.write(summary_text(rows))
     return 0

@@ -11,7 +11,7 @@ either way (a noisy run is reported, not refused), 2 when the CSV cannot be read
 import sys
 
 from wb import add_command
-from wb.bench_summary import load_rows, number, shape_of
+from wb.bench_summary import NotResultsCsv, load_rows, number, shape_of
 
 CHAPTER = "07_cublas_baseline"
 # The A/A variant -> the baseline row it repeats (common/gemm_harness.cu names the baselines).
@@ -83,6 +83,9 @@ def main(path, tolerance_pct=DEFAULT_TOLERANCE_PCT):
         rows = load_rows(path)
     except OSError as e:
         print(f"energy_aa: cannot read {path}: {e.strerror}", file=sys.stderr)
+        return 2
+    except NotResultsCsv as e:
+        print(f"energy_aa: {e}", file=sys.stderr)
         return 2
     sys.stdout.write(check_text(rows, tolerance_pct))
     return 0

@@ -9,9 +9,13 @@ The first fill copies report_template/ and replaces each {{PLACEHOLDER}} by its 
 two invisible markers (<!-- wb:fill NAME --> ... <!-- wb:end NAME -->, the one marker syntax of
 every tool, see wb.markers). Every later fill reads the
 report that is there and replaces only what lies between markers: the text the student wrote (every
-**Write** section, anything outside the markers) is kept character for character. The previous
-version is kept as report.md.bak. A marker the student deleted is reported in one line and its
-table is left alone; writing {{NAME}} into the report brings a table back on the next fill.
+**Write** section, anything outside the markers) is kept character for character. A block the
+student edited between its markers is kept too, and named in one line: each fill records what it
+wrote into each block (.report.md.filled.json beside the report), and a block that holds something
+else is not replaced (emptied, it is filled again). Every earlier version is kept as
+report.md.bak.1, .bak.2, ... (the next free number), never overwritten. A marker the student deleted
+is reported in one line and its table is left alone; writing {{NAME}} into the report brings a
+table back on the next fill.
 
 Settings (environment variables; paths relative to the workbook's top folder):
   REPORT_CSV       the results (default results/bench.csv)
@@ -41,7 +45,8 @@ without it, when the rows name several students. The provenance says it either w
 
 Standard library only; matplotlib is optional (without it the tables are still filled and one line
 says how to install it). Exit status: 0 done, 2 bad input, found before any work: the results file
-is missing or empty (or holds no row of the homework's chapters), REPORT_SHAPE is not a size or not
+is missing, empty, not a results CSV (its header lacks the workbook's columns: one line names them)
+or holds no row of the homework's chapters, REPORT_SHAPE is not a size or not
 in the results, REPORT_RUBRIC cannot be read or names a chapter that is not here, or REPORT_OUT
 cannot be written (also when a write fails later: one line, never a traceback).
 """
@@ -96,7 +101,8 @@ TEXT = {
         "side": "side of the ridge", "side_compute": "compute", "side_memory": "memory",
         "no_rows": "(no rows in the results)", "not_run": "not run at this shape",
         "baseline_note": "cuBLAS baseline, same run",
-        "ladder_caption": "Best variant of each chapter's own kernels at {shape}{where}. % of cuBLAS: against "
+        "ladder_caption": "Best variant of each chapter's own kernels at {shape}{where}: the one with the highest % "
+                          "of cuBLAS. % of cuBLAS: against "
                           "cuBLAS in the same precision, timed on the same shape in the same program run. % of peak: "
                           "FP32 peak for FP32, tensor-core peak for TF32, FP16 and BF16.",
         # "where" above and below: the sections of the report that hold what a table leaves out
@@ -143,6 +149,7 @@ TEXT = {
         "fp32_theory": "FP32 {v} GFLOP/s (theoretical peak)",
         "tf32": "TF32 tensor cores {v} GFLOP/s (theoretical)",
         "fp16": "FP16 and BF16 tensor cores {v} GFLOP/s (theoretical)",
+        "fp8_e4m3": "FP8 (E4M3) tensor cores {v} GFLOP/s (theoretical: twice FP16's, compute capability 8.9 and later)",
         "bw_measured": "memory {v} GB/s (measured copy)",
         "bw_theory": "memory {v} GB/s (theoretical)",
         "no_bw": "memory bandwidth unknown (no device facts): the memory side is not drawn",
@@ -153,6 +160,7 @@ TEXT = {
         "regs": "registers per SM", "cuda": "CUDA driver / runtime", "ecc": "ECC",
         "peak_fp32": "FP32 peak (theory)", "fma": "FP32 FMA rate (measured)",
         "peak_tf32": "TF32 tensor-core peak (theory)", "peak_fp16": "FP16 and BF16 tensor-core peak (theory)",
+        "peak_fp8": "FP8 (E4M3) tensor-core peak (theory: twice FP16's)",
         "bw": "DRAM bandwidth (theory)", "bw_meas": "DRAM bandwidth (measured, best copy)",
         "ridge": "ridge point (measured FMA / measured bandwidth)", "ridge_theory": "ridge point (theory)",
         "yes": "yes", "no": "no", "of_theory": " ({pct:.1f}% of theory)", "commit": "commit", "from_csv": ", from the CSV's % of peak",
@@ -162,8 +170,10 @@ TEXT = {
         "commits": "programs built from commit(s)", "device_facts": "Device facts", "none": "none",
         "commands": "Commands (from {path})", "devices": "Devices in the results",
         "copies": "Copies of both files are in `data/` next to this report.",
-        "plot1": "GFLOP/s against size: the best variant of each chapter, and cuBLAS in each precision.",
-        "plot2": "The ladder at {shape}: each chapter's best variant as % of cuBLAS in the same precision.",
+        "plot1": "GFLOP/s against size, one panel per precision family: the best variant of each chapter, and "
+                 "cuBLAS in each precision.",
+        "plot2": "The ladder at {shape}: each chapter's best variant as % of cuBLAS in the same precision "
+                 "(the dashed line: cuBLAS, 100 %).",
         "byline": "**Student:** {student} · **GPU:** {gpu} · **filled in:** {date}",
         "reference_run": "These are not your measurements: `{path}` is one of the workbook's reference runs (the "
                          "folders under `results/` hold the runs its notes cite). Run `make bench` on your GPU and "
@@ -234,10 +244,14 @@ TEXT = {
                      "bench` measures them on a GPU whose driver reports its energy or power through NVML.",
         "step": "step",
         "hopper_caption": "Chapter 09 at {shape}: each step of the Hopper ladder (TMA, wgmma, warp specialization) "
-                          "with FP16 and with BF16 inputs, in TFLOP/s and as % of cuBLAS of the same precision, "
-                          "timed on the same shape in the same program run (`cublas_hgemm`, `cublas_bgemm`). The "
-                          "second table: step 6, TF32 through wgmma, against cuBLAS in TF32 (`cublas_tf32`). A "
-                          "variant whose check did not pass shows its status instead of its %.",
+                          "with FP16 and with BF16 inputs, in TFLOP/s and as % of cuBLAS of the same precision "
+                          "(`cublas_hgemm`, `cublas_bgemm`). % of cuBLAS is the median of the per-round ratios: "
+                          "the variant is timed in rounds alternating with cuBLAS on the same shape in the same "
+                          "program run (paired rounds), and each round gives one ratio of the two. It is not the "
+                          "ratio of the two TFLOP/s columns: each of those is the rate of its own median time, and "
+                          "the cuBLAS row's was timed in launches of its own, so the two can differ by a few "
+                          "percent. The second table: step 6, TF32 through wgmma, against cuBLAS in TF32 "
+                          "(`cublas_tf32`). A variant whose check did not pass shows its status instead of its %.",
         "no_hopper": "Chapter 09 is not in these results. It runs only on compute capability 9.0 (H100, H200, "
                      "GH200), and `make bench` leaves it out on any other GPU; on such a GPU run `make bench` (or "
                      "`./09_hopper_wgmma/09_hopper_wgmma --size 4096 --csv ...`).",
@@ -253,7 +267,8 @@ TEXT = {
         "side": "位于脊点的哪一侧", "side_compute": "计算侧", "side_memory": "访存侧",
         "no_rows": "（结果中没有数据）", "not_run": "未在此形状上运行",
         "baseline_note": "cuBLAS 基线，同一次运行",
-        "ladder_caption": "各章自己的核函数在 {shape} 上的最佳变体{where}。占 cuBLAS 的 %：与同一次程序运行中、同一形状上、"
+        "ladder_caption": "各章自己的核函数在 {shape} 上的最佳变体{where}：即占 cuBLAS 的 % 最高的变体。"
+                          "占 cuBLAS 的 %：与同一次程序运行中、同一形状上、"
                           "相同精度的 cuBLAS 相比。占峰值的 %：FP32 用 FP32 峰值，TF32、FP16 与 BF16 用张量核心峰值。",
         "where": "（{items}）", "where_and": "，",
         "where_07": "第 07 章对 cuBLAS 的调用见 4.3 节", "where_08": "第 08 章的完整程序见 4.8 节",
@@ -289,6 +304,7 @@ TEXT = {
         "fp32_theory": "FP32 {v} GFLOP/s（理论峰值）",
         "tf32": "TF32 张量核心 {v} GFLOP/s（理论）",
         "fp16": "FP16 与 BF16 张量核心 {v} GFLOP/s（理论）",
+        "fp8_e4m3": "FP8（E4M3）张量核心 {v} GFLOP/s（理论：FP16 的两倍，计算能力 8.9 及以上）",
         "bw_measured": "内存 {v} GB/s（实测拷贝）",
         "bw_theory": "内存 {v} GB/s（理论）",
         "no_bw": "内存带宽未知（没有设备信息文件）：不画访存侧",
@@ -299,6 +315,7 @@ TEXT = {
         "regs": "每 SM 寄存器数", "cuda": "CUDA 驱动 / 运行时", "ecc": "ECC",
         "peak_fp32": "FP32 峰值（理论）", "fma": "FP32 FMA 速率（实测）",
         "peak_tf32": "TF32 张量核心峰值（理论）", "peak_fp16": "FP16 与 BF16 张量核心峰值（理论）",
+        "peak_fp8": "FP8（E4M3）张量核心峰值（理论：FP16 的两倍）",
         "bw": "显存带宽（理论）", "bw_meas": "显存带宽（实测，较快的拷贝）",
         "ridge": "脊点（实测 FMA / 实测带宽）", "ridge_theory": "脊点（理论）",
         "yes": "是", "no": "否", "of_theory": "（占理论值的 {pct:.1f}%）", "commit": "提交", "from_csv": "，由 CSV 中的占峰值 % 推出",
@@ -308,8 +325,8 @@ TEXT = {
         "commits": "程序构建自提交", "device_facts": "设备信息", "none": "无",
         "commands": "命令（来自 {path}）", "devices": "结果中的设备",
         "copies": "两个文件的副本保存在本报告旁的 `data/` 目录中。",
-        "plot1": "GFLOP/s 随尺寸的变化：各章最佳变体，以及各精度的 cuBLAS。",
-        "plot2": "{shape} 上的阶梯：各章最佳变体占相同精度 cuBLAS 的 %。",
+        "plot1": "GFLOP/s 随尺寸的变化，每个精度族一个子图：各章最佳变体，以及各精度的 cuBLAS。",
+        "plot2": "{shape} 上的阶梯：各章最佳变体占相同精度 cuBLAS 的 %（虚线：cuBLAS，即 100 %）。",
         "byline": "**学生：** {student} · **GPU：** {gpu} · **填写时间：** {date}",
         "reference_run": "这些不是你测得的数据：`{path}` 是本教程的参考测量之一（`results/` 下的各个目录存放讲义引用的测量）。"
                          "请在你的 GPU 上运行 `make bench`，并用 `results/bench.csv` 生成报告。",
@@ -365,8 +382,11 @@ TEXT = {
                      "上运行 `make bench` 即可测得。",
         "step": "步骤",
         "hopper_caption": "第 09 章在 {shape} 上：Hopper 阶梯（TMA、wgmma、warp 专门化）的每一步在 FP16 与 BF16 "
-                          "输入下的 TFLOP/s，以及占同一次程序运行中、同一形状上相同精度 cuBLAS（`cublas_hgemm`、"
-                          "`cublas_bgemm`）的 %。第二张表：第 6 步，经 wgmma 的 TF32，对比 TF32 的 cuBLAS"
+                          "输入下的 TFLOP/s，以及占相同精度 cuBLAS（`cublas_hgemm`、`cublas_bgemm`）的 %。"
+                          "占 cuBLAS 的 % 是各轮比值的中位数：在同一次程序运行中、同一形状上，该变体与 cuBLAS "
+                          "轮流交替计时（成对的轮次），每一轮给出两者的一个比值。它不是两个 TFLOP/s 列之比："
+                          "那两列各自是其中位时间对应的速率，而 cuBLAS 一行是在它自己单独的启动中计时的，"
+                          "所以两者可能相差几个百分点。第二张表：第 6 步，经 wgmma 的 TF32，对比 TF32 的 cuBLAS"
                           "（`cublas_tf32`）。检查未通过的变体在 % 一栏显示其状态。",
         "no_hopper": "结果中没有第 09 章。它只在计算能力 9.0 的 GPU（H100、H200、GH200）上运行，在其他 GPU 上 "
                      "`make bench` 会跳过它；请在这样的 GPU 上运行 `make bench`（或 "
@@ -502,10 +522,23 @@ class Results:
         # BF16 runs at the FP16 rate on the tensor cores: one ceiling for both.
         v = g.get("peak_fp16_tc_gflops") or self.peak_from_csv("fp16") or self.peak_from_csv("bf16")
         c["fp16"] = c["bf16"] = (v, "theory") if v else None
+        # FP8 tensor cores (compute capability 8.9 and later) run at twice the FP16 rate: the
+        # peak the programs divide by for FP8's % of peak (common/gemm_harness.cu).
+        v = 2 * c["fp16"][0] if c["fp16"] and self.has_fp8() else self.peak_from_csv("fp8_e4m3")
+        c["fp8_e4m3"] = (v, "theory") if v else None
         bw, bw_peak = get(g, "measured", "bandwidth_gbs"), g.get("peak_bandwidth_gbs")
         c["bw"] = (bw, "measured") if bw else ((bw_peak, "theory") if bw_peak else None)
         c["bw_theory"] = bw_peak
         return c
+
+    def has_fp8(self):
+        """True when the GPU (the device facts', else the results') has FP8 tensor cores: compute
+        capability 8.9 or later."""
+        cc = (self.gpu or {}).get("cc") or next((r["cc"] for r in self.all_rows if r["cc"]), "")
+        try:
+            return tuple(int(x) for x in cc.split(".")) >= (8, 9)
+        except ValueError:
+            return False
 
     def outside(self, chapter):
         """True when a homework is set and `chapter` is not in it."""
@@ -531,7 +564,8 @@ def device_table(res, t):
         first = next((r for r in res.all_rows if not bs.is_cpu_chapter(r["chapter"])), None)
         facts = [(t["gpu"], first["gpu"] if first else "-"), (t["cc"], first["cc"] if first else "-"),
                  (t["cuda"], f'{first["driver"]} / {first["runtime"]}' if first else "-")]
-        for dtype, label in (("fp32", "peak_fp32"), ("tf32", "peak_tf32"), ("fp16", "peak_fp16")):
+        for dtype, label in (("fp32", "peak_fp32"), ("tf32", "peak_tf32"), ("fp16", "peak_fp16"),
+                             ("fp8_e4m3", "peak_fp8")):
             peak = res.peak_from_csv(dtype) or (res.peak_from_csv("bf16") if dtype == "fp16" else None)
             if peak:
                 facts.append((t[label] + t["from_csv"], f"{peak:.0f} GFLOP/s"))
@@ -563,6 +597,7 @@ def device_table(res, t):
         (t["fma"], with_pct(m.get("fma_gflops"), "GFLOP/s", m.get("fma_pct_peak"))),
         (t["peak_tf32"], fmt(g.get("peak_tf32_tc_gflops"), ".0f") + " GFLOP/s"),
         (t["peak_fp16"], fmt(g.get("peak_fp16_tc_gflops"), ".0f") + " GFLOP/s"),
+        (t["peak_fp8"], fmt((res.ceilings.get("fp8_e4m3") or (None,))[0], ".0f") + " GFLOP/s"),
         (t["bw"], fmt(bw_peak, ".0f") + " GB/s"),
         (t["bw_meas"], with_pct(m.get("bandwidth_gbs"), "GB/s", m.get("bandwidth_pct_peak"))),
         (t["ridge"], fmt(m.get("ridge_flop_per_byte"), ".1f") + " FLOP/byte"),
@@ -917,7 +952,7 @@ def ceilings_text(res, t):
     c, items = res.ceilings, []
     if c.get("fp32"):
         items.append(t["fp32_measured" if c["fp32"][1] == "measured" else "fp32_theory"].format(v=f'{c["fp32"][0]:.0f}'))
-    for dtype in ("tf32", "fp16"):  # the FP16 ceiling is BF16's too (and says so)
+    for dtype in ("tf32", "fp16", "fp8_e4m3"):  # the FP16 ceiling is BF16's too (and says so)
         if c.get(dtype):
             items.append(t[dtype].format(v=f"{c[dtype][0]:.0f}"))
     if c.get("bw"):
@@ -1040,12 +1075,12 @@ def provenance(res, t, student, now):
 # None is black or grey: those are cuBLAS's lines and the reference lines.
 CHAPTER_PALETTE = ["#8c564b", "#17becf", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#1f77b4", "#bcbd22",
                    "#e377c2", "#b8860b"]
-# One marker and one dash pattern per precision. Dash patterns are spelled out (on, off, ... in
-# line widths) with gaps wide enough to read at the plots' widths: matplotlib's "-." looks solid
-# there. A chapter's lines differ from each other in both; cuBLAS's are black with hollow markers.
+# One marker and one dash pattern per precision: the roofline's points carry the marker, its roofs
+# and the lines against size the dashes. Dash patterns are spelled out (on, off, ... in line widths)
+# with gaps wide enough to read at the plots' widths: matplotlib's "-." looks solid there.
 DTYPE_MARKERS = {"fp32": "o", "tf32": "s", "fp16": "^", "bf16": "D", "fp8_e4m3": "v"}
 DTYPE_DASHES = {"fp32": "-", "tf32": (0, (6, 2.5)), "fp16": (0, (1.2, 2)), "bf16": (0, (7, 2.5, 1.2, 2.5)),
-                "fp8_e4m3": (0, (3, 1.5))}
+                "fp8_e4m3": (0, (4, 1.5, 1, 1.5, 1, 1.5))}
 
 
 def chapter_color(chapter):
@@ -1053,10 +1088,20 @@ def chapter_color(chapter):
     return CHAPTER_PALETTE[int(number) % len(CHAPTER_PALETTE)] if number.isdigit() else "#7f7f7f"
 
 
+# The panels of the plot against size: one per family of precisions that share a peak, so that no
+# panel holds more lines than a reader can tell apart and each line sits near its own ceiling.
+PRECISION_FAMILIES = (("FP32", ("fp32",)), ("TF32", ("tf32",)), ("FP16 and BF16", ("fp16", "bf16")),
+                      ("FP8", ("fp8_e4m3",)))
+# Inside a panel every line gets its own marker, in this order, and its own colour: its chapter's,
+# unless a line of the panel has it already (chapter 09 in FP16 and in BF16), then the first free one.
+LINE_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p")
+BASELINE_GREYS = ("black", "#6b6b6b")  # cuBLAS's lines, hollow markers; a family has at most two
+
+
 def size_plot_series(res):
-    """The lines of GFLOP/s against size (cubes only: one number per size), as dicts of plot
-    arguments: cuBLAS in each precision (from the baseline rows, chapter 07's where it ran that
-    size), then the best variant of each chapter across sizes (the sweep table's chapters)."""
+    """The lines of GFLOP/s against size (cubes only: one number per size), as dicts (label, dtype,
+    x, y, baseline): cuBLAS in each precision (from the baseline rows, chapter 07's where it ran
+    that size), then the best variant of each chapter across sizes (the sweep table's chapters)."""
     series = []
     baselines = defaultdict(dict)  # variant -> size -> gflops, chapter 07 first
     for r in sorted(res.all_rows, key=lambda r: r["chapter"] != bs.PREFERRED_CUBLAS_CHAPTER):
@@ -1066,76 +1111,117 @@ def size_plot_series(res):
     for variant, dtype in bs.GPU_BASELINES.items():
         pts = sorted(baselines.get(variant, {}).items())
         if pts:
-            series.append(dict(x=[p[0] for p in pts], y=[p[1] for p in pts], label=f"cuBLAS {dtype.upper()} ({variant})",
-                               color="black", linestyle=DTYPE_DASHES[dtype], marker=DTYPE_MARKERS[dtype],
-                               markerfacecolor="white", linewidth=1.8, alpha=0.8))
+            series.append(dict(label=f"cuBLAS {dtype.upper()} ({variant})", dtype=dtype, baseline=True,
+                               x=[p[0] for p in pts], y=[p[1] for p in pts]))
     for chapter, dtype in res.sweep_keys:
         pts = sorted((s[0], bs.number(r["gflops"])) for s, r in res.best[(chapter, dtype)].items() if s[0] == s[1] == s[2])
         if pts:
-            series.append(dict(x=[p[0] for p in pts], y=[p[1] for p in pts], label=f"{chapter} ({dtype})",
-                               color=chapter_color(chapter), linestyle=DTYPE_DASHES.get(dtype, "-"),
-                               marker=DTYPE_MARKERS.get(dtype, "o"), linewidth=1.5))
+            series.append(dict(label=f"{chapter} ({dtype})", dtype=dtype, baseline=False, chapter=chapter,
+                               x=[p[0] for p in pts], y=[p[1] for p in pts]))
     return series
 
 
-def make_plots(res, plot_dir):
-    """Draws the plots into plot_dir (the energy plot only when the rows have GFLOP/J figures).
-    Returns their file names, or None when matplotlib cannot be imported."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    os.makedirs(plot_dir, exist_ok=True)
-    colors = defaultdict(str, {c: chapter_color(c) for c in {r["chapter"] for r in res.all_rows}})
-    styles, markers = DTYPE_DASHES, DTYPE_MARKERS
-    gpu_name = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.all_rows if r["cc"]), "")
+def size_panels(series):
+    """[(family name, its dtypes, [plot arguments of each line])] for the families that have lines,
+    each line with a colour and a marker no other line of its panel has."""
+    panels = []
+    for family, dtypes in PRECISION_FAMILIES:
+        lines = [s for s in series if s["dtype"] in dtypes]
+        if not lines:
+            continue
+        used, styled, greys = set(), [], iter(BASELINE_GREYS)
+        for i, s in enumerate(lines):
+            if s["baseline"]:
+                color = next(greys)
+            else:
+                own = chapter_color(s["chapter"])
+                color = own if own not in used else next((c for c in CHAPTER_PALETTE if c not in used), own)
+            used.add(color)
+            styled.append(dict(x=s["x"], y=s["y"], label=s["label"], color=color,
+                               marker=LINE_MARKERS[i % len(LINE_MARKERS)], linestyle=DTYPE_DASHES.get(s["dtype"], "-"),
+                               linewidth=1.8 if s["baseline"] else 1.5,
+                               **(dict(markerfacecolor="white") if s["baseline"] else {})))
+        panels.append((family, dtypes, styled))
+    return panels
 
-    # 1. GFLOP/s against size.
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    for line in size_plot_series(res):
-        ax.plot(line.pop("x"), line.pop("y"), **line)
-    if res.ceilings.get("fp32_theory"):
-        ax.axhline(res.ceilings["fp32_theory"], color="gray", linestyle=(0, (4, 4)), linewidth=1,
-                   label="FP32 peak (theory)")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("M = N = K")
-    ax.set_ylabel("GFLOP/s")
-    ax.set_title(f"Best variant of each chapter against size - {gpu_name}")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+
+def peak_of_family(res, dtypes):
+    """The theoretical peak (GFLOP/s) of a panel's precisions, or None."""
+    if dtypes[0] == "fp32":
+        return res.ceilings.get("fp32_theory")
+    return (res.ceilings.get(dtypes[0]) or (None,))[0]
+
+
+def draw_sizes(plt, res, path, gpu_name):
+    """GFLOP/s against size, one panel per precision family, each with its own legend beside it."""
+    panels = size_panels(size_plot_series(res))
+    fig, axes = plt.subplots(max(len(panels), 1), 1, figsize=(10, 0.8 + 3.4 * max(len(panels), 1)),
+                             sharex=True, squeeze=False)
+    axes = [ax for row in axes for ax in row]
+    for ax, (family, dtypes, lines) in zip(axes, panels):
+        for line in lines:
+            ax.plot(line.pop("x"), line.pop("y"), **line)
+        peak = peak_of_family(res, dtypes)
+        if peak:
+            ax.axhline(peak, color="gray", linestyle=(0, (4, 4)), linewidth=1, label=f"{family} peak (theory)")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_ylabel("GFLOP/s")
+        ax.set_title(family, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        # Beside the panel: inside, a legend of six lines hides the lines it names.
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    axes[-1].set_xlabel("M = N = K")
+    fig.suptitle(f"Best variant of each chapter against size - {gpu_name}")
     fig.tight_layout()
-    names = plot_names(res.ladder_shape)
-    fig.savefig(os.path.join(plot_dir, names[0]), dpi=130)
+    fig.savefig(path, dpi=130)
     plt.close(fig)
 
-    # 2. The ladder: % of cuBLAS per chapter at the ladder shape, one horizontal bar each.
+
+def ladder_limit(values):
+    """The right end of the ladder's axis: a little room past its longest bar, or past cuBLAS's 100 %."""
+    return max(values + [100.0]) * 1.1
+
+
+def draw_ladder(plt, res, path, gpu_name, colors):
+    """% of cuBLAS per chapter at the ladder shape, one horizontal bar each (its best variant: the
+    highest % of cuBLAS, the figure the bar shows), and cuBLAS at 100 %."""
     bars = [(key, res.best[key][res.ladder_shape]) for key in res.ladder_keys if res.ladder_shape in res.best[key]]
     fig, ax = plt.subplots(figsize=(9, 1.2 + 0.45 * max(len(bars), 1)))
     values = [res.pct_cublas(r) or 0.0 for _, r in bars]
+    right = ladder_limit(values)
     ys = list(range(len(bars)))[::-1]  # the first chapter on top
     ax.barh(ys, values, color=[colors[k[0]] for k, _ in bars], height=0.7)
-    for y, (_, r), v in zip(ys, bars, values):
-        ax.annotate(f'  {v:.1f}%  {r["variant"]}', (v, y), va="center", fontsize=8)
-    ax.axvline(100, color="black", linewidth=1, linestyle="--")
+    for y, v in zip(ys, values):
+        # Inside the end of a long bar (the axis leaves little room past it), past a short one.
+        inside = v > 0.2 * right
+        ax.annotate(f"{v:.1f}% " if inside else f" {v:.1f}%", (v, y), va="center", fontsize=8,
+                    ha="right" if inside else "left", color="white" if inside else "black")
+    ax.axvline(100, color="black", linewidth=1, linestyle="--", label="cuBLAS (100 %)")
     ax.set_yticks(ys)
-    ax.set_yticklabels([f"{k[0]} ({k[1]})" for k, _ in bars], fontsize=8)
-    ax.set_xlabel("% of cuBLAS (same precision, same run)")
-    ax.set_xlim(0, max(values + [100]) * 1.45)
+    ax.set_yticklabels([f'{k[0]} ({k[1]}): {r["variant"]}' for k, r in bars], fontsize=8)
+    ax.set_xlabel("% of cuBLAS (same precision, same run); dashed: cuBLAS itself, 100 %")
+    ax.set_xlim(0, right)
     ax.set_title(f"The ladder at {shape_text(res.ladder_shape)} - {gpu_name}")
     fig.tight_layout()
-    fig.savefig(os.path.join(plot_dir, names[1]), dpi=130)
+    fig.savefig(path, dpi=130)
     plt.close(fig)
 
-    # 3. Roofline.
+
+ROOFS = (("fp32", "FP32"), ("tf32", "TF32 tensor cores"), ("fp16", "FP16 and BF16 tensor cores"),
+         ("fp8_e4m3", "FP8 tensor cores"))
+
+
+def draw_roofline(plt, res, path, gpu_name, colors):
+    """Every variant of the ladder's chapters at every shape, at its minimum-traffic FLOP/byte,
+    under the memory roof and the compute roof of each precision (FP8's where the GPU has it);
+    the best of each chapter at the ladder shape labelled."""
     fig, ax = plt.subplots(figsize=(11.5, 6))
     gpu_rows = [r for r in res.rows if in_ladder(r["chapter"]) and not bs.is_baseline(r) and bs.number(r["gflops"])]
     ais = [intensity(r) for r in gpu_rows] or [1.0]
     c = res.ceilings
     bw = c.get("bw")
-    ridges = [c[d][0] / bw[0] for d in ("fp32", "tf32", "fp16") if bw and c.get(d)]
+    ridges = [c[d][0] / bw[0] for d, _ in ROOFS if bw and c.get(d)]
     x_lo, x_hi = min(ais + ridges) / 4, max(ais + ridges) * 4
     xs = [x_lo * (x_hi / x_lo) ** (i / 200) for i in range(201)]
     if bw:
@@ -1145,23 +1231,22 @@ def make_plots(res, plot_dir):
         mem_xs = [x for x in xs if x < top] + [top]
         ax.plot(mem_xs, [x * bw[0] for x in mem_xs], color="black", linewidth=1, alpha=0.4,
                 label=f"memory {bw[0]:.0f} GB/s ({bw[1]})")
-    for dtype, label in (("fp32", "FP32"), ("tf32", "TF32 tensor cores"), ("fp16", "FP16 and BF16 tensor cores")):
+    for dtype, label in ROOFS:
         if c.get(dtype):
             roof = [min(c[dtype][0], x * bw[0]) if bw else c[dtype][0] for x in xs]
-            ax.plot(xs, roof, linestyle=styles[dtype], color="black", linewidth=1.6,
+            ax.plot(xs, roof, linestyle=DTYPE_DASHES[dtype], color="black", linewidth=1.6,
                     label=f"{label} {c[dtype][0]:.0f} GFLOP/s ({c[dtype][1]})")
     if c.get("fp32") and c["fp32"][1] == "measured" and c.get("fp32_theory"):
         ax.axhline(c["fp32_theory"], color="gray", linestyle=(0, (4, 4)), linewidth=1, label="FP32 peak (theory)")
     for r, ai in zip(gpu_rows, ais):
         ax.scatter(ai, bs.number(r["gflops"]), s=12, color=colors[r["chapter"]], alpha=0.35,
-                   marker=markers.get(r["dtype"], "o"))
+                   marker=DTYPE_MARKERS.get(r["dtype"], "o"))
     for key in res.ladder_keys:
         r = res.best[key].get(res.ladder_shape)
         if r is None:
             continue
-        ai, g = intensity(r), bs.number(r["gflops"])
-        ax.scatter(ai, g, s=60, color=colors[key[0]], edgecolor="black", marker=markers.get(key[1], "o"),
-                   label=f'{key[0]} {r["variant"]} ({key[1]})', zorder=3)
+        ax.scatter(intensity(r), bs.number(r["gflops"]), s=60, color=colors[key[0]], edgecolor="black",
+                   marker=DTYPE_MARKERS.get(key[1], "o"), label=f'{key[0]} {r["variant"]} ({key[1]})', zorder=3)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x_lo, x_hi)
@@ -1173,13 +1258,12 @@ def make_plots(res, plot_dir):
         # Beside the axes: inside, it would hide the memory roof or the points.
         ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
-    fig.savefig(os.path.join(plot_dir, names[2]), dpi=130)
+    fig.savefig(path, dpi=130)
     plt.close(fig)
 
-    # 4. Energy: GFLOP per joule of each chapter's best and of cuBLAS at the ladder shape.
-    energy = energy_rows(res)
-    if not energy:
-        return list(names[:3])
+
+def draw_energy(plt, res, path, gpu_name, colors, energy):
+    """GFLOP per joule of each chapter's best and of cuBLAS at the ladder shape."""
     fig, ax = plt.subplots(figsize=(9, 1.2 + 0.45 * len(energy)))
     ys = list(range(len(energy)))[::-1]
     values = [e for _, _, e in energy]
@@ -1194,8 +1278,31 @@ def make_plots(res, plot_dir):
     ax.set_xlabel("GFLOP per joule of the whole board (log scale)")
     ax.set_title(f"Energy at {shape_text(res.ladder_shape)} - {gpu_name}")
     fig.tight_layout()
-    fig.savefig(os.path.join(plot_dir, names[3]), dpi=130)
+    fig.savefig(path, dpi=130)
     plt.close(fig)
+
+
+def make_plots(res, plot_dir):
+    """Draws the plots into plot_dir (the energy plot only when the rows have GFLOP/J figures).
+    Returns their file names, or None when matplotlib cannot be imported."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    os.makedirs(plot_dir, exist_ok=True)
+    colors = defaultdict(str, {c: chapter_color(c) for c in {r["chapter"] for r in res.all_rows}})
+    gpu_name = (res.gpu or {}).get("name") or next((r["gpu"] for r in res.all_rows if r["cc"]), "")
+    names = plot_names(res.ladder_shape)
+    paths = [os.path.join(plot_dir, name) for name in names]
+    draw_sizes(plt, res, paths[0], gpu_name)
+    draw_ladder(plt, res, paths[1], gpu_name, colors)
+    draw_roofline(plt, res, paths[2], gpu_name, colors)
+    energy = energy_rows(res)
+    if not energy:
+        return list(names[:3])
+    draw_energy(plt, res, paths[3], gpu_name, colors, energy)
     return list(names)
 
 
@@ -1215,6 +1322,11 @@ def plots_block(res, t, plot_files):
 # A re-fill replaces what is between each pair and keeps every other character of the report as it
 # was, so the student's text survives any number of runs. A {{NAME}} anywhere (the template's, or
 # one a student writes to bring back a table) becomes a marked block on the next fill.
+#
+# A block the student typed into is theirs too: each fill records a fingerprint of what it wrote
+# into each block (the record, beside the report), and the next fill replaces a block only while it
+# still holds what was written, or nothing. A report without a record (filled by an older version
+# of this tool, or copied without it) is refilled as before; its backup keeps the old text.
 INLINE = {"STUDENT_ID", "GPU", "DATE", "LADDER_SHAPE"}  # filled inside a line of text, not as a block
 def marked(name, value):
     begin, end = markers.begin(name), markers.end(name)
@@ -1222,14 +1334,46 @@ def marked(name, value):
     return f"{begin}{value}{end}" if name in INLINE else f"{begin}\n\n{value}\n\n{end}"
 
 
-def fill(text, values, expected):
-    """Fills `text` (a template, or a report filled before) with `values`. Returns the new text and
-    a list of one-line notes: a marker without its partner (left as it is, the text around it kept),
-    and a name in `expected` with no place left in the text (its markers deleted)."""
-    notes = []
+def block_digest(content):
+    """A short fingerprint of a block's content, blind to what an editor changes on its own: line
+    endings, spaces at the end of a line, blank lines around the table."""
+    lines = [line.rstrip() for line in content.strip().splitlines()]
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()[:12]
+
+
+def fill_blocks(text, values, last):
+    """`text` with every marked block and every {{NAME}} of `values` filled, except blocks edited by
+    hand: those whose content is neither empty nor what the last fill wrote (`last`: {name: digest},
+    or None when unknown: then every block is filled). Returns (text, the names of the blocks kept,
+    {name: digest of what this fill wrote}, the next fill's `last`)."""
+    kept, record = set(), {}
     for name, value in values.items():
-        text = markers.pair_pattern(name).sub(lambda _m, n=name, v=value: marked(n, v), text)
+        begin, end = markers.begin(name), markers.end(name)
+        written = last.get(name) if last else None
+
+        def refill(m):
+            content = m.group(0)[len(begin):-len(end)]
+            if written is not None and content.strip() and block_digest(content) != written:
+                kept.add(name)
+                return m.group(0)
+            return marked(name, value)
+
+        text = markers.pair_pattern(name).sub(refill, text)
         text = text.replace("{{" + name + "}}", marked(name, value))
+        # A kept block differs from this digest too, so it stays the student's until they empty it.
+        record[name] = block_digest(value)
+    return text, sorted(kept), record
+
+
+def fill(text, values, expected, last=None):
+    """Fills `text` (a template, or a report filled before) with `values` (see fill_blocks for
+    `last`). Returns the new text, a list of one-line notes and the record of what was written
+    (fill_blocks). The notes: a block edited by hand (kept), a marker without its partner (left as
+    it is, the text around it kept), and a name in `expected` with no place left in the text (its
+    markers deleted)."""
+    text, kept, record = fill_blocks(text, values, last)
+    notes = [f"block {name} was edited by hand since it was filled; kept as it is (delete its content to "
+             f"have it filled again)" for name in kept]
     rest = text
     for name in values:
         rest = markers.pair_pattern(name).sub("", rest)
@@ -1242,7 +1386,26 @@ def fill(text, values, expected):
         if markers.begin(name) not in text and markers.end(name) not in text:
             notes.append(f"no place for {name} (its markers were deleted, or the report is older than the "
                          f"template): write {{{{{name}}}}} where it should go and run make report again")
-    return text, notes
+    return text, notes, record
+
+
+def record_path(report_path):
+    """Where the fingerprints of a report's filled blocks are kept: a small JSON file beside it."""
+    folder, name = os.path.split(report_path)
+    return os.path.join(folder, f".{name}.filled.json")
+
+
+def read_record(path):
+    """{name: digest} from a record, or None when there is none or it cannot be read (the report
+    is then refilled as a report from before records)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or not all(isinstance(v, str) for v in record.values()):
+        return None
+    return record
 
 
 # Sections of a template that belong to some chapters: kept when one of them is in the homework (or
@@ -1338,15 +1501,31 @@ def output_problem(out_dir, names):
     return None
 
 
-def write_report(path, text):
-    """Replaces `path` in one step (a crash never leaves half a report); the previous version is
-    kept as PATH.bak, so even text typed between two markers can be found again."""
-    if os.path.exists(path):
-        shutil.copyfile(path, path + ".bak")
+def next_backup(path):
+    """PATH.bak.N with the first N that is free: a backup never replaces an earlier one."""
+    n = 1
+    while os.path.lexists(f"{path}.bak.{n}"):
+        n += 1
+    return f"{path}.bak.{n}"
+
+
+def write_file(path, text):
+    """Replaces `path` in one step: a crash never leaves half a file."""
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(tmp, path)
+
+
+def write_report(path, text):
+    """Writes the report; the previous version, if any, is copied to the next PATH.bak.N first.
+    Returns that backup's path, or None."""
+    backup = None
+    if os.path.exists(path):
+        backup = next_backup(path)
+        shutil.copyfile(path, backup)
+    write_file(path, text)
+    return backup
 
 
 def register(sub):
@@ -1375,8 +1554,8 @@ def main():
         print(f"report: REPORT_SHAPE: {e}", file=sys.stderr)
         return 2
 
-    outputs = [(name, False) for name, _ in TEMPLATES] + [(name + ".bak", False) for name, _ in TEMPLATES] + \
-        [("plots", True), ("data", True)]
+    outputs = [(name, False) for name, _ in TEMPLATES] + \
+        [(os.path.basename(record_path(name)), False) for name, _ in TEMPLATES] + [("plots", True), ("data", True)]
     problem = output_problem(out_dir, outputs)
     if problem:
         print(f"report: cannot write the report into {out_dir} (REPORT_OUT): {problem}", file=sys.stderr)
@@ -1385,7 +1564,11 @@ def main():
         print(f"report: {csv_path} does not exist. Run `make bench` on the GPU machine first, or point "
               f"REPORT_CSV at a results file (e.g. REPORT_CSV=results/h200/bench.csv make report).", file=sys.stderr)
         return 2
-    res = Results(csv_path, env_path, ladder_shape, shape_named, homework, rubric_path)
+    try:
+        res = Results(csv_path, env_path, ladder_shape, shape_named, homework, rubric_path)
+    except bs.NotResultsCsv as e:
+        print(f"report: {e}", file=sys.stderr)
+        return 2
     if not res.all_rows:
         print(f"report: {csv_path} holds no rows: nothing to report", file=sys.stderr)
         return 2
@@ -1465,13 +1648,16 @@ def write_everything(res, out_dir, template_dir, student):
             "DATE": now,
         }
         expected = [n for n in values if "{{" + n + "}}" in template]
-        text, notes = fill(text, values, expected)
+        text, notes, record = fill(text, values, expected, read_record(record_path(dst)) if refill else None)
         for note in notes:
             print(f"report: {dst}: {note}", file=sys.stderr)
         left = sorted(set(re.findall(r"\{\{[A-Za-z0-9_]*\}\}", text)))
         if left:
             print(f"report: warning: {name} has placeholders this tool does not know: {', '.join(left)}", file=sys.stderr)
-        write_report(dst, text)
+        backup = write_report(dst, text)
+        write_file(record_path(dst), json.dumps(record, indent=0, sort_keys=True) + "\n")
+        if backup:
+            print(f"report: the previous {dst} is kept as {backup}")
         written.append(dst + (" (re-filled, your text kept)" if refill else ""))
 
     warning = whose_numbers(res, student, TEXT["en"])[0]
