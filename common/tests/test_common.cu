@@ -853,11 +853,8 @@ void tile(int M, int N, int K, float alpha, const float* A, const float* B, floa
 __global__ void tf32_products_kernel(int M, int N, int K, float alpha, const float* A, const float* B, float* C) {
     const int i = blockIdx.y * kTile + threadIdx.y, j = blockIdx.x * kTile + threadIdx.x;
     if (i >= M || j >= N) return;
-    auto tf32 = [](float x) {
-        uint32_t u;
-        asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
-        return __uint_as_float(u);
-    };
+    // Round to 10 mantissa bits, ties away (cvt.rna.tf32.f32, written out: it needs sm_80).
+    auto tf32 = [](float x) { return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xFFFFE000u); };
     float acc = 0.0f;
     for (int k = 0; k < K; ++k) acc = fmaf(tf32(A[size_t(i) * K + k]), tf32(B[size_t(k) * N + j]), acc);
     C[size_t(i) * N + j] = alpha * acc;
