@@ -224,14 +224,19 @@ LIBRARY_PREFIX = "cutlass_"     # chapter 07's CUTLASS rows stand beside cuBLAS 
 DTYPE_LABEL = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16", "bf16": "BF16"}
 LADDER_TEXT = {
     "en": {"caption": "Best variant of each chapter (and chapter 07's CUTLASS kernels) as % of cuBLAS of the same "
-                      "precision from the same run, {gpu}, {date}, git `{git}`, `make bench` (raw rows: `{csv}`); "
-                      "`PYTHONPATH=tools python3 -m wb bench-summary {csv}` prints the same figures.",
-           "chapter": "chapter", "type": "type", "cublas": "cuBLAS {dtype} (the 100 % of its rows), TFLOP/s",
+                      "precision, timed in rounds alternating with it in the same run (the median of the rounds' "
+                      "ratios), {gpu}, {date}, git `{git}`, `make bench` (raw rows: `{csv}`); "
+                      "`PYTHONPATH=tools python3 -m wb bench-summary {csv}` prints the chapters' percentages. "
+                      "The GPU's clock moves during a run, so the cuBLAS calls beside one row can run faster or "
+                      "slower than chapter 07's own cuBLAS rows, whose rates close the table.",
+           "chapter": "chapter", "type": "type", "cublas": "cuBLAS {dtype}, chapter 07's rows, TFLOP/s",
            "best": "Best variant per shape (the highest % of cuBLAS):"},
-    "zh": {"caption": "各章的最佳变体（以及第 07 章的 CUTLASS 核函数）占同一次运行中同精度 cuBLAS 的 %，{gpu}，{date}，"
-                      "git `{git}`，`make bench`（原始数据：`{csv}`）；"
-                      "`PYTHONPATH=tools python3 -m wb bench-summary {csv}` 打印同样的数字。",
-           "chapter": "章节", "type": "精度", "cublas": "cuBLAS {dtype}（该精度各行的 100 %），TFLOP/s",
+    "zh": {"caption": "各章的最佳变体（以及第 07 章的 CUTLASS 核函数）占同精度 cuBLAS 的 %：在同一次运行中与 cuBLAS "
+                      "交替分轮计时（各轮比值的中位数），{gpu}，{date}，git `{git}`，`make bench`（原始数据：`{csv}`）；"
+                      "`PYTHONPATH=tools python3 -m wb bench-summary {csv}` 打印各章的百分比。"
+                      "运行中 GPU 的时钟会变化，所以与某一行并排计时的 cuBLAS 可能比表格末尾第 07 章自己的 cuBLAS 行"
+                      "更快或更慢。",
+           "chapter": "章节", "type": "精度", "cublas": "cuBLAS {dtype}，第 07 章的行，TFLOP/s",
            "best": "每个形状上的最佳变体（占 cuBLAS 的 % 最高）："},
 }
 
