@@ -249,8 +249,8 @@ TEXT = {
                           "the variant is timed in rounds alternating with cuBLAS on the same shape in the same "
                           "program run (paired rounds), and each round gives one ratio of the two. It is not the "
                           "ratio of the two TFLOP/s columns: each of those is the rate of its own median time, and "
-                          "the cuBLAS row's was timed in launches of its own, so the two can differ by a few "
-                          "percent. The second table: step 6, TF32 through wgmma, against cuBLAS in TF32 "
+                          "the cuBLAS row's was timed in launches of its own while the GPU's clock moved, so the two "
+                          "can differ by several percent, ten points at times. The second table: step 6, TF32 through wgmma, against cuBLAS in TF32 "
                           "(`cublas_tf32`). A variant whose check did not pass shows its status instead of its %.",
         "no_hopper": "Chapter 09 is not in these results. It runs only on compute capability 9.0 (H100, H200, "
                      "GH200), and `make bench` leaves it out on any other GPU; on such a GPU run `make bench` (or "
@@ -386,7 +386,7 @@ TEXT = {
                           "占 cuBLAS 的 % 是各轮比值的中位数：在同一次程序运行中、同一形状上，该变体与 cuBLAS "
                           "轮流交替计时（成对的轮次），每一轮给出两者的一个比值。它不是两个 TFLOP/s 列之比："
                           "那两列各自是其中位时间对应的速率，而 cuBLAS 一行是在它自己单独的启动中计时的，"
-                          "所以两者可能相差几个百分点。第二张表：第 6 步，经 wgmma 的 TF32，对比 TF32 的 cuBLAS"
+                          "期间 GPU 的时钟在变化，所以两者可能相差好几个百分点，有时达十个百分点。第二张表：第 6 步，经 wgmma 的 TF32，对比 TF32 的 cuBLAS"
                           "（`cublas_tf32`）。检查未通过的变体在 % 一栏显示其状态。",
         "no_hopper": "结果中没有第 09 章。它只在计算能力 9.0 的 GPU（H100、H200、GH200）上运行，在其他 GPU 上 "
                      "`make bench` 会跳过它；请在这样的 GPU 上运行 `make bench`（或 "
