@@ -664,6 +664,23 @@ class TestScoring:
         assert float(ch["points"]) == pytest.approx(2 * 19 / 20 + 1, abs=1e-7)
         assert "no variants ran" not in ch["note"]
 
+    def test_the_default_rubric_gives_chapter_00_no_automatic_points(self):
+        # 00 has nothing for a student to write: a kit handed in untouched passes its tests and runs
+        # its program, which would be free points. Its report section grades the environment.
+        g = os.path.join(self.tmp, "g00")
+        os.makedirs(g)
+        write(os.path.join(g, "homework.txt"), "00_env_check\n")
+        write(os.path.join(g, "results.tsv"), "bench_shape\t-\t256\nbuild\tcommon\tok\nbuild\t00_env_check\tok\n"
+              "program\t00_env_check\t0\ntests\t00_env_check\t20\t0\t0\t0\n")
+        r = run([*GRADE, "score", g, "--rubric", os.path.join(ROOT, "report_template", "rubric.json")])
+        assert r.returncode == 0, r.stderr
+        ch = next(x for x in read_rows(os.path.join(g, "grade.csv")) if x["kind"] == "chapter")
+        assert float(ch["points"]) == 0.0
+        with open(os.path.join(ROOT, "report_template", "rubric.json")) as f:
+            rubric = json.load(f)
+        machine = next(s for s in rubric["report"] if s["section"].startswith("1. "))
+        assert machine["points"] == 5 and "check-env" in machine["note"]
+
     def test_a_variant_without_rows_is_failed(self):
         g = os.path.join(self.tmp, "g")
         write_run(g, {"a": (31, "PASS")})
