@@ -502,6 +502,34 @@ def test_on_the_gpu():
 """
 
 
+@pytest.mark.skipif(in_a_kit(), reason="this is a student kit: it cannot make another")
+def test_make_test_in_a_kit_counts_the_empty_regions(tmp_path):
+    from wb import testrun
+    kit = str(tmp_path / "kit")
+    r = run([sys.executable, *KIT_TOOL, "make", kit, "--homework", "03"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert testrun.empty_regions(ROOT) is None  # the workbook itself is no kit
+    empty, total = testrun.empty_regions(kit)
+    assert total >= 3 and empty == total  # a fresh kit: every region empty
+    path = os.path.join(kit, "03_shared_tiling", "kernels.cuh")
+    with open(path) as f:
+        text = f.read()
+    first = text.index("// END TODO(student)")
+    with open(path, "w") as f:
+        f.write(text[:first] + "    // a comment alone does not fill it\n" + text[first:])
+    assert testrun.empty_regions(kit) == (total, total)
+    with open(path, "w") as f:
+        f.write(text[:first] + "    const int filled = 1; (void)filled;\n" + text[first:])
+    assert testrun.empty_regions(kit) == (total - 1, total)
+    # What make test prints in the kit, above its closing line.
+    r = run([sys.executable, "-m", "wb", "test", os.path.join(TOOLS, "test_sass_loop.py")], cwd=kit,
+            env=dict(os.environ, PYTHONPATH=os.path.join(kit, "tools")))
+    lines = r.stdout.rstrip("\n").splitlines()
+    assert lines[-2] == f"kit: {total - 1} of {total} TODO(student) regions still empty (their variants fail their " \
+                        "GPU tests until you fill them)", r.stdout
+    assert lines[-1].startswith("tests: ")
+
+
 class TestSkippedMeansUntested:
     """An unfilled kit on a machine without a GPU skips every kernel test: make test's runner must
     say so in words, not just "0 failed", and keep its summary as the last line."""

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from wb import add_command
+from wb import ROOT, add_command
 
 NO_GPU = "no usable GPU"
 
@@ -114,6 +114,30 @@ def run_pytest(files, tally):
         tally.add(0, 1, 0)
 
 
+def empty_regions(root):
+    """(empty, total) TODO(student) regions of a starter kit's sources, or None outside a kit. A region
+    is empty while it holds no code (comments and blank lines do not count)."""
+    from wb import kit as sk
+    from wb.grade import is_blank
+    if not sk.is_kit(root):
+        return None
+    empty = total = 0
+    for p in sk.repo_files(root):
+        if not sk.is_source(p):
+            continue
+        text = sk.read_text(os.path.join(root, p))
+        if text is None or "TODO(student)" not in text:
+            continue
+        lines = sk.split_lines(text)
+        try:
+            todos = [t for t in sk.parse_todos(text, p) if t.kind == sk.SOLUTION]
+        except sk.KitError:
+            continue  # damaged markers: the grader says so; here they count as nothing
+        total += len(todos)
+        empty += sum(is_blank("".join(lines[t.begin + 1:t.end])) for t in todos)
+    return empty, total
+
+
 def main(tests):
     tally = Tally()
     python = [t for t in tests if t.endswith(".py")]
@@ -129,6 +153,10 @@ def main(tests):
     if tally.skipped > tally.gpu_skipped:
         print(f"note: {tally.skipped - tally.gpu_skipped} test case(s) were skipped for another reason (a GPU too old "
               "for them, CUTLASS not built, a tool missing); their reasons are printed above.")
+    regions = empty_regions(ROOT)
+    if regions and regions[1]:
+        print(f"kit: {regions[0]} of {regions[1]} TODO(student) regions still empty"
+              + (" (their variants fail their GPU tests until you fill them)" if regions[0] else ""))
     print(f"tests: {tally.passed} passed, {tally.failed} failed, {tally.skipped} skipped", flush=True)
     return 0 if tally.failed == 0 else 1
 
