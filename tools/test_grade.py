@@ -681,6 +681,31 @@ class TestScoring:
         machine = next(s for s in rubric["report"] if s["section"].startswith("1. "))
         assert machine["points"] == 5 and "check-env" in machine["note"]
 
+    def test_report_notes_follow_the_homework(self):
+        g = os.path.join(self.tmp, "g")
+        write_run(g, {"a": (31, "PASS")})
+        ch, _ = self.score(g, report=[{"section": "4. Performance analysis", "points": 6, "note": [
+            "ladder", {"text": "tensor cores (4.7)", "only": ["06_tensor_core_wmma"]},
+            {"text": "end to end (4.8)", "only": ["08_end_to_end", "03_shared_tiling"]}, "profiler metrics"]}])
+        md = read(os.path.join(g, "grade.md"))
+        assert "| 4. Performance analysis | __ / 6 | ladder, end to end (4.8) and profiler metrics |" in md
+        assert "4.7" not in md  # chapter 06 is not in this homework
+        rows = read_rows(os.path.join(g, "grade.csv"))
+        assert next(r for r in rows if r["kind"] == "report")["note"] == \
+            "graded by hand: ladder, end to end (4.8) and profiler metrics"
+        assert sk.report_note("plain text", ["03_shared_tiling"]) == "plain text"
+        assert sk.report_note(["a", {"text": "b", "only": ["x"]}]) == "a and b"  # no homework: every part
+
+    def test_a_kit_for_a_subset_carries_notes_of_its_sections_only(self):
+        rubric = json.loads(sk.kit_rubric(ROOT, ["03_shared_tiling"]))
+        performance = next(s for s in rubric["report"] if s["section"].startswith("4. "))
+        assert isinstance(performance["note"], str)
+        assert "4.7" not in performance["note"] and "4.8" not in performance["note"] and "4.9" not in performance["note"]
+        assert "ladder" in performance["note"]
+        full = json.loads(sk.kit_rubric(ROOT, ["06_tensor_core_wmma", "08_end_to_end", "09_hopper_wgmma"]))
+        note = next(s for s in full["report"] if s["section"].startswith("4. "))["note"]
+        assert "4.7" in note and "4.8" in note and "4.9" in note
+
     def test_a_variant_without_rows_is_failed(self):
         g = os.path.join(self.tmp, "g")
         write_run(g, {"a": (31, "PASS")})

@@ -749,8 +749,9 @@ def score(g, rubric_path):
 
     report_max = sum(sec["points"] for sec in rubric.get("report", []))
     for sec in rubric.get("report", []):
+        note = sk.report_note(sec.get("note"), homework)
         out_rows.append(dict(kind="report", chapter="report", variant=sec["section"], max_points=sec["points"],
-                             note="graded by hand" + (f": {sec['note']}" if sec.get("note") else "")))
+                             note="graded by hand" + (f": {note}" if note else "")))
     auto_points = round(auto_points, 2)
     out_rows.append(dict(kind="total", chapter="automatic", points=auto_points, max_points=auto_max))
     out_rows.append(dict(kind="total", chapter="report", max_points=report_max, note="graded by hand"))
@@ -803,7 +804,8 @@ def write_md(g, info, prov, rubric, rubric_path, summary, variant_lines, changes
                  f"{v['sanitizer']} | {fmt(v['worst'], '.2e') or '-'} | {fmt(v['pct'], '.1f') or '-'} | {v['note']} |")
     L += ["", "## Report (graded by hand)", "", "| section | points | what to look for |", "|---|---:|---|"]
     for sec in rubric.get("report", []):
-        L.append(f"| {sec['section']} | __ / {sec['points']} | {sec.get('note', '')} |")
+        note = sk.report_note(sec.get("note"), [c["chapter"] for c in summary])  # the homework's chapters
+        L.append(f"| {sec['section']} | __ / {sec['points']} | {note} |")
     L += ["", "## Total", "", f"- automatic: **{pts_text(auto_points)} / {pts_text(auto_max)}**",
           f"- report: __ / {report_max} (by hand)", f"- total: __ / {pts_text(auto_max + report_max)}", ""]
     L += ["## The student's regions", "", "| file | region | hint | state | detail |", "|---|---:|---|---|---|"]

@@ -382,6 +382,18 @@ def git_head(repo):
     return r.stdout.strip() + ("-dirty" if dirty else "")
 
 
+def report_note(note, homework=None):
+    """A report section's note of the rubric as text. A plain string stays as it is; a list of parts
+    is joined ("a, b and c"), leaving out each part {"text": ..., "only": [chapters]} whose chapters
+    are none of the homework's (homework None: all parts), so a subset homework's notes name no
+    section its report does not have."""
+    if not isinstance(note, list):
+        return note or ""
+    parts = [p if isinstance(p, str) else p["text"] for p in note
+             if isinstance(p, str) or homework is None or set(p.get("only", [])) & set(homework)]
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else "".join(parts)
+
+
 def kit_rubric(repo, homework):
     """The rubric the kit carries: the workbook's, cut to the homework chapters."""
     path = os.path.join(repo, RUBRIC)
@@ -389,6 +401,8 @@ def kit_rubric(repo, homework):
         rubric = json.load(f)
     rubric["homework"] = homework
     rubric["chapters"] = {c: rules for c, rules in rubric.get("chapters", {}).items() if c in homework}
+    for section in rubric.get("report", []):
+        section["note"] = report_note(section.get("note"), homework)
     return json.dumps(rubric, indent=2, ensure_ascii=False) + "\n"
 
 
