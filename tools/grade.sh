@@ -12,6 +12,7 @@
 #   5. per chapter: the kit's tests with REQUIRE_GPU=1; the variant table (--help); a correctness
 #      sweep on 4 random shapes from a fresh seed (GRADE_SEED= repeats it) and the two smallest again
 #      with alpha = -1.5, beta = 0.5; compute-sanitizer memcheck and racecheck with verification off
+#      on the chapter's small odd shapes and two more drawn from the same seed
 #      (per variant when the chapter's run finds something); the benchmark at the rubric's shape with
 #      cuBLAS in the same run. The sweep and the benchmark record which kernels each variant ran
 #      (WB_KERNEL_TRACE, CUPTI), and cuobjdump lists the program's SASS where the rubric's idea
@@ -109,8 +110,10 @@ T="$G/tree"
 shapes_out=$(grade_py shapes "$seed") || exit 2
 shapes=$(echo "$shapes_out" | sed -n 1p)
 small=$(echo "$shapes_out" | sed -n 2p)
+san_shapes=$(echo "$shapes_out" | sed -n 3p)
 bench_shape=$(grade_py bench-shape --rubric "$rubric") || exit 2
-rec seed - "$seed"; rec shapes - "$shapes"; rec bench_shape - "$bench_shape"; rec started - "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+rec seed - "$seed"; rec shapes - "$shapes"; rec sanitize_shapes - "$san_shapes"; rec bench_shape - "$bench_shape"
+rec started - "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 rec student - "${STUDENT_ID:-}"
 # Rows each variant must have in sweep.csv: one per sweep shape, one per alpha/beta shape.
 rec sweep_rows - $(( $(echo "$shapes" | tr ',' '\n' | wc -l) + $(echo "$small" | tr ',' '\n' | wc -l) ))
@@ -190,8 +193,17 @@ cc=$(wb_gpu_cc "$env_json")
 
 # ---- 5. per chapter ------------------------------------------------------------------------------
 summary=$(mktemp); trap 'rm -f "$summary"' EXIT
-sanitize_args() {  # the chapter's small odd shapes (its Makefile's SANITIZE_ARGS), verification off
-  make --no-print-directory -s -C "$T/$1" --eval 'wb-print-sanitize-args: ; @echo $(SANITIZE_ARGS)' wb-print-sanitize-args
+# The chapter's small odd shapes (its Makefile's SANITIZE_ARGS, which the kit ships), and two drawn
+# for this grading (grade.py sanitizer_shapes): a race that shows only on other edges is run too.
+# 08's --sizes are its whole programs' square sizes: it keeps its own.
+sanitize_args() {
+  local a
+  a=$(make --no-print-directory -s -C "$T/$1" --eval 'wb-print-sanitize-args: ; @echo $(SANITIZE_ARGS)' wb-print-sanitize-args)
+  case "$1" in 08_*) echo "$a"; return ;; esac
+  case " $a " in
+    *" --sizes "*) echo "$a" | sed -E "s/--sizes ([^ ]+)/--sizes \1,$san_shapes/" ;;
+    *) echo "$a --sizes $san_shapes" ;;
+  esac
 }
 for c in $homework; do
   built "$c" || continue
@@ -243,6 +255,7 @@ for c in $homework; do
   sargs=$(sanitize_args "$c")
   for tool in memcheck racecheck; do
     targs=(--tool "$tool" --error-exitcode 9); [ "$tool" = racecheck ] && targs+=(--racecheck-report all)
+    echo "== $c $tool: $sargs --no-check" >>"$G/sanitize.log"
     # shellcheck disable=SC2086  # sargs is a list of options
     (cd "$T" && run_check "$san" "${targs[@]}" "$prog" $sargs --no-check) >>"$G/sanitize.log" 2>&1
     rc=$?

@@ -422,6 +422,11 @@ class TestStandInGrading:
                 if words != "ok":
                     assert words in md
             if name == "correct":
+                # The sanitizer ran the chapter's shape and the two drawn from this grading's seed (7).
+                drawn = ",".join(map(grade.shape_text, grade.sanitizer_shapes(7)))
+                assert f"| sanitizer shapes (beside the chapter's own) | {drawn} |" in md
+                log = read(os.path.join(self.tmp, "grades", name, "sanitize.log"))
+                assert f"--sizes 67x45x33,{drawn}" in log, log[:400]
                 assert "grade: the reference" in out  # measured here, or by an earlier student
                 assert "Stand_in_GPU/unknown_256x256x256.csv" in out
                 assert any("counted for performance" in variants[v]["note"] for v in ("v1", "v2"))
@@ -824,6 +829,20 @@ class TestUsage:
             assert grade.sweep_shapes(seed) == (shapes, small)
             seen.add(tuple(shapes))
         assert len(seen) > 190
+
+    def test_sanitizer_shapes_are_small_odd_and_their_own_draw(self):
+        seen = set()
+        for seed in range(200):
+            drawn = grade.sanitizer_shapes(seed)
+            assert len(drawn) == 2
+            assert all(17 <= d <= 160 and d % 16 for s in drawn for d in s)
+            assert all(s[2] % 4 for s in drawn)
+            assert grade.sanitizer_shapes(seed) == drawn
+            assert not set(drawn) & set(grade.sweep_shapes(seed)[0])
+            seen.add(tuple(drawn))
+        assert len(seen) > 190
+        r = run([*GRADE, "shapes", "12345"])
+        assert r.stdout.splitlines()[2] == ",".join(map(grade.shape_text, grade.sanitizer_shapes(12345)))
 
     def test_kernel_names_read_as_people_write_them(self):
         assert grade.mangled_parts("_Z16sgemm_smem_tiledILi16EEviiifPKfS1_fPf") == ["sgemm_smem_tiled"]

@@ -470,6 +470,22 @@ def sweep_shapes(seed):
     return shapes, small
 
 
+def sanitizer_shapes(seed):
+    """Two small shapes drawn from SEED for the sanitizer, beside the chapter's own (its Makefile's
+    SANITIZE_ARGS, which ship in the kit): dimensions in 17..160, none a multiple of 16, K % 4 != 0,
+    so a race or an out-of-bounds access that shows only on edges a student did not test is run
+    too. Small, because the sanitizer runs a kernel tens of times slower."""
+    rng = random.Random(f"sanitizer-{seed}")
+
+    def dim(k=False):
+        while True:
+            v = rng.randint(17, 160)
+            if v % 16 and not (k and v % 4 == 0):
+                return v
+
+    return [(dim(), dim(), dim(k=True)) for _ in range(2)]
+
+
 class Chapter:
     """What is known of one graded chapter's run, read from the grade folder."""
 
@@ -787,6 +803,7 @@ def write_md(g, info, prov, rubric, rubric_path, summary, variant_lines, changes
           f"| GPU | {prov['gpu']} (cc {prov['cc']}) |", f"| driver / runtime | {prov['driver']} / {prov['runtime']} |",
           f"| graded run started | {prov['timestamp']} |", f"| scored | {now()} |",
           f"| sweep seed / shapes | {prov['seed']} / {info.get('shapes', 'unknown')} |",
+          f"| sanitizer shapes (beside the chapter's own) | {info.get('sanitize_shapes', 'unknown')} |",
           f"| benchmark shape | {shape_text(bench_shape)} |",
           f"| rubric | {rubric.get('name', '')} (`{os.path.basename(rubric_path)}`, sha256 {rubric_sha}) |",
           f"| scoring | {'per variant' if per_variant else 'per chapter (all or nothing)'} |", ""]
@@ -875,6 +892,7 @@ def main(a):
             shapes, small = sweep_shapes(a.seed)
             print(",".join(map(shape_text, shapes)))
             print(",".join(map(shape_text, small)))
+            print(",".join(map(shape_text, sanitizer_shapes(a.seed))))
             return 0
         rubric = load_rubric(a.rubric)
         if a.cmd == "bench-shape":
