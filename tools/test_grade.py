@@ -655,31 +655,28 @@ class TestScoring:
         assert (ch["points"], ch["max_points"]) == ("0", "0")
         assert "not gradable on this GPU (needs compute capability 9.0)" in ch["note"]
 
-    def test_the_setup_chapter_is_judged_by_its_tests_and_its_program(self):
+    def score_setup_chapter(self, tests, rubric):
+        """Chapter 00 graded alone: its program ran, its tests gave `tests` ("P F S RC"). Its chapter row."""
         g = os.path.join(self.tmp, "g00")
         os.makedirs(g)
         write(os.path.join(g, "homework.txt"), "00_env_check\n")
         write(os.path.join(g, "results.tsv"), "bench_shape\t-\t256\nbuild\tcommon\tok\nbuild\t00_env_check\tok\n"
-              "program\t00_env_check\t0\ntests\t00_env_check\t19\t1\t0\t1\n")
-        rubric = os.path.join(self.tmp, "r00.json")
-        write(rubric, json.dumps({"chapters": {"00_env_check": {"tests": 2, "program": 1}}}))
+              "program\t00_env_check\t0\ntests\t00_env_check\t" + tests.replace(" ", "\t") + "\n")
         r = run([*GRADE, "score", g, "--rubric", rubric])
         assert r.returncode == 0, r.stderr
-        ch = next(x for x in read_rows(os.path.join(g, "grade.csv")) if x["kind"] == "chapter")
+        return next(x for x in read_rows(os.path.join(g, "grade.csv")) if x["kind"] == "chapter")
+
+    def test_the_setup_chapter_is_judged_by_its_tests_and_its_program(self):
+        rubric = os.path.join(self.tmp, "r00.json")
+        write(rubric, json.dumps({"chapters": {"00_env_check": {"tests": 2, "program": 1}}}))
+        ch = self.score_setup_chapter("19 1 0 1", rubric)
         assert float(ch["points"]) == pytest.approx(2 * 19 / 20 + 1, abs=1e-7)
         assert "no variants ran" not in ch["note"]
 
     def test_the_default_rubric_gives_chapter_00_no_automatic_points(self):
         # 00 has nothing for a student to write: a kit handed in untouched passes its tests and runs
         # its program, which would be free points. Its report section grades the environment.
-        g = os.path.join(self.tmp, "g00")
-        os.makedirs(g)
-        write(os.path.join(g, "homework.txt"), "00_env_check\n")
-        write(os.path.join(g, "results.tsv"), "bench_shape\t-\t256\nbuild\tcommon\tok\nbuild\t00_env_check\tok\n"
-              "program\t00_env_check\t0\ntests\t00_env_check\t20\t0\t0\t0\n")
-        r = run([*GRADE, "score", g, "--rubric", os.path.join(ROOT, "report_template", "rubric.json")])
-        assert r.returncode == 0, r.stderr
-        ch = next(x for x in read_rows(os.path.join(g, "grade.csv")) if x["kind"] == "chapter")
+        ch = self.score_setup_chapter("20 0 0 0", os.path.join(ROOT, "report_template", "rubric.json"))
         assert float(ch["points"]) == 0.0
         with open(os.path.join(ROOT, "report_template", "rubric.json")) as f:
             rubric = json.load(f)
