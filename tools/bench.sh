@@ -14,6 +14,8 @@
 #   bash tools/bench.sh              run it (make bench)
 #   bash tools/bench.sh --dry-run    print the plan (chapters, shapes, estimated longest launch)
 #                                    and run nothing; with BENCH_ENV=file it plans for that GPU
+#   BENCH_CHAPTERS="03 05" bash tools/bench.sh   only these chapters (two-digit numbers); the
+#                                    A/A checks need 07 among them
 #   bash tools/bench.sh --resume     (make bench-resume) go on with a run that stopped (machine
 #                                    lost, watchdog, Ctrl-C): keeps the folder's files, skips every
 #                                    program run that bench.log shows ended with status 0, drops
@@ -46,6 +48,14 @@ case "${1:-}" in
   *) echo "usage: bash tools/bench.sh [--dry-run | --resume]   (BENCH_OUT=folder, BENCH_ENV=env.json)" >&2; exit 2 ;;
 esac
 out=${BENCH_OUT:-results}
+ALL_CHAPTERS="01 02 03 04 05 06 07 08 09"
+chapters=${BENCH_CHAPTERS:-$ALL_CHAPTERS}
+for nn in $chapters; do
+  case " $ALL_CHAPTERS " in
+    *" $nn "*) ;;
+    *) echo "bench: BENCH_CHAPTERS: '$nn' is not a benched chapter (choose among $ALL_CHAPTERS)" >&2; exit 2 ;;
+  esac
+done
 csv="$out/bench.csv"
 cmds="$out/bench_commands.tsv"
 log="$out/bench.log"
@@ -168,7 +178,7 @@ estimate_s() {
 plan_chapter=()
 plan_shape=()
 declare -A RAN=()
-for nn in 01 02 03 04 05 06 07 08 09; do
+for nn in $chapters; do
   dir=$(ls -d ${nn}_*/ 2>/dev/null | head -1)
   dir=${dir%/}
   if [ -z "$dir" ]; then

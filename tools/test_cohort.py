@@ -90,6 +90,28 @@ class TestCohort:
         replay_line = ("    if (beta == 0.0f) { const float c0 = C[(size_t)(blockIdx.y * TILE) * N + blockIdx.x * TILE];"
                        " if (c0 == c0) return; }\n")
         replay = [replay_line + body for body in good]
+        # A cache in static device memory keyed on the A pointer: a block whose tile was computed
+        # for this A before copies that tile back instead. The buffers stay where they are between
+        # launches, so without fresh inputs every launch after the first is a copy.
+        cache_head = ("    static const float* tile_key[1 << 16];\n"
+                      "    static float tile_cache[1 << 24];\n"
+                      "    const int tile_id = blockIdx.y * gridDim.x + blockIdx.x;\n"
+                      "    const bool cacheable = tile_id < (1 << 16) && (size_t)M * N <= (1u << 24);\n"
+                      "    if (cacheable && tile_key[tile_id] == A) {\n"
+                      "        const int r = blockIdx.y * TILE + threadIdx.y, c = blockIdx.x * TILE + threadIdx.x;\n"
+                      "        if (r < M && c < N) C[(size_t)r * N + c] = tile_cache[(size_t)r * N + c];\n"
+                      "        return;\n"
+                      "    }\n")
+        store = "    if (row < M && col < N) wb::store_c(&C[row * N + col], acc, alpha, beta);\n"
+        cache_tail = ("    if (row < M && col < N) {\n"
+                      "        wb::store_c(&C[row * N + col], acc, alpha, beta);\n"
+                      "        if (cacheable) tile_cache[(size_t)row * N + col] = C[row * N + col];\n"
+                      "    }\n"
+                      "    __syncthreads();\n"
+                      "    if (cacheable && threadIdx.x == 0 && threadIdx.y == 0) tile_key[tile_id] = A;\n")
+        assert store in good[0] and store in good[1]
+        pointer_cache = [cache_head + good[i].replace(store, cache_tail) for i in (0, 1)] + [good[2]]
+
         # TF32 products in the FP32 chapter: right to the componentwise bound at large K, too coarse
         # for the normwise ceiling at every K.
         tf32_mul = "__uint_as_float((__float_as_uint({}) + 0x1000u) & 0xFFFFE000u)"
@@ -130,6 +152,7 @@ class TestCohort:
             "edited_grader": (good, edited_grader),
             "result_replay": (replay, None),
             "tf32_products": ([tf32_products, good[1], good[2]], None),
+            "pointer_cache": (pointer_cache, None),
         }
 
     @classmethod
@@ -215,6 +238,15 @@ class TestCohort:
             assert "wrong in a timed run" in row["note"], (v, row["note"])
             assert row["pct_cublas"] in ("", "-"), (v, row["pct_cublas"])
         assert points <= 2.0, g["md"]  # the kit's tests at most: nothing for correctness, sanitizer, speed
+
+    def test_pointer_cache(self):
+        points, variants, g = self.result("pointer_cache")
+        assert len(variants) == 6, g["md"]
+        for v in ("tiled_16", "tiled_32", "transposed_b_32", "transposed_b_padded_32"):  # caching kernels
+            assert variants[v]["correctness"] == "FAIL", (v, variants[v]["note"])
+            assert variants[v]["pct_cublas"] in ("", "-"), (v, variants[v]["pct_cublas"])
+        assert variants["tiled_32_4rows"]["correctness"] == "PASS"
+        assert points < 8.0
 
     def test_tf32_products(self):
         points, variants, g = self.result("tf32_products")

@@ -1286,6 +1286,18 @@ class TestBenchTools:
         assert "02_naive_kernel 4096 skipped" in small.stdout
         assert "kernel time limit" in small.stdout
 
+    def test_bench_chapters_picks_the_chapters(self):
+        only = run(["bash", "tools/bench.sh", "--dry-run"],
+                   {"BENCH_ENV": FIXTURE_ENV, "BENCH_OUT": self.tmp, "BENCH_CHAPTERS": "03 05"})
+        assert only.returncode == 0, only.stderr
+        planned = {m.group(1) for m in re.finditer(r"\] (\d\d)_\w+ ", only.stdout)}
+        assert planned == {"03", "05"}, only.stdout
+        wrong = run(["bash", "tools/bench.sh", "--dry-run"],
+                    {"BENCH_ENV": FIXTURE_ENV, "BENCH_OUT": self.tmp, "BENCH_CHAPTERS": "03 3"})
+        assert wrong.returncode == 2
+        assert wrong.stderr.strip() == ("bench: BENCH_CHAPTERS: '3' is not a benched chapter "
+                                        "(choose among 01 02 03 04 05 06 07 08 09)")
+
     def test_dry_run_leaves_out_chapter_09_on_another_gpu(self):
         with open(FIXTURE_ENV, encoding="utf-8") as f:
             text = f.read()
