@@ -102,15 +102,13 @@ class TestCohort:
                       "        if (r < M && c < N) C[(size_t)r * N + c] = tile_cache[(size_t)r * N + c];\n"
                       "        return;\n"
                       "    }\n")
-        store = "    if (row < M && col < N) wb::store_c(&C[row * N + col], acc, alpha, beta);\n"
-        cache_tail = ("    if (row < M && col < N) {\n"
-                      "        wb::store_c(&C[row * N + col], acc, alpha, beta);\n"
-                      "        if (cacheable) tile_cache[(size_t)row * N + col] = C[row * N + col];\n"
+        cache_tail = ("    __syncthreads();\n"
+                      "    {\n"
+                      "        const int r = blockIdx.y * TILE + threadIdx.y, c = blockIdx.x * TILE + threadIdx.x;\n"
+                      "        if (cacheable && r < M && c < N) tile_cache[(size_t)r * N + c] = C[(size_t)r * N + c];\n"
                       "    }\n"
-                      "    __syncthreads();\n"
                       "    if (cacheable && threadIdx.x == 0 && threadIdx.y == 0) tile_key[tile_id] = A;\n")
-        assert store in good[0] and store in good[1]
-        pointer_cache = [cache_head + good[i].replace(store, cache_tail) for i in (0, 1)] + [good[2]]
+        pointer_cache = [cache_head + good[i] + cache_tail for i in (0, 1)] + [good[2]]
 
         # TF32 products in the FP32 chapter: right to the componentwise bound at large K, too coarse
         # for the normwise ceiling at every K.
