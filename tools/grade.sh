@@ -251,14 +251,17 @@ for c in $homework; do
   rec sweep "$c" "$rc"; echo "grade: sweep $c: $([ $rc -eq 0 ] && echo PASS || echo "FAILED (exit $rc)")"
 
   # The sanitizer judges memory and races only: verification is off, so a wrong result is the
-  # sweep's business. A chapter that is not clean is run again one variant at a time.
+  # sweep's business. A chapter that is not clean is run again one variant at a time. A finding is
+  # the sanitizer's own exit status (9); 1 is the program's verdict on its timed launches, which
+  # it checks even with --no-check, and is no finding.
+  san_status() { [ "$1" -eq 1 ] && echo 0 || echo "$1"; }
   sargs=$(sanitize_args "$c")
   for tool in memcheck racecheck; do
     targs=(--tool "$tool" --error-exitcode 9); [ "$tool" = racecheck ] && targs+=(--racecheck-report all)
     echo "== $c $tool: $sargs --no-check" >>"$G/sanitize.log"
     # shellcheck disable=SC2086  # sargs is a list of options
     (cd "$T" && run_check "$san" "${targs[@]}" "$prog" $sargs --no-check) >>"$G/sanitize.log" 2>&1
-    rc=$?
+    rc=$(san_status $?)
     if [ $rc -eq 0 ]; then
       rec sanitize "$c" "$tool" "*" ok 0
     else
@@ -266,7 +269,7 @@ for c in $homework; do
       for v in $(grade_py variants "$G/variants_$c.txt"); do
         # shellcheck disable=SC2086
         (cd "$T" && run_check "$san" "${targs[@]}" "$prog" $sargs --no-check --variant "$v") >>"$G/sanitize.log" 2>&1
-        r=$?
+        r=$(san_status $?)
         rec sanitize "$c" "$tool" "$v" "$([ $r -eq 0 ] && echo ok || echo fail)" "$r"
       done
     fi

@@ -6,7 +6,7 @@ exit status 2, for every command.
 """
 import argparse
 
-from wb import (best_sweep, bench_summary, e2e, energy_aa, fill, grade, kit, markers, profile_table, report, sass_loop,
+from wb import (bench_compare, best_sweep, bench_summary, e2e, energy_aa, fill, grade, kit, markers, profile_table, report, sass_loop,
                 testrun)
 
 
@@ -18,7 +18,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 # In the order `--help` lists them.
-MODULES = (report, grade, kit, bench_summary, energy_aa, fill, profile_table, e2e, markers, sass_loop, best_sweep, testrun)
+MODULES = (report, grade, kit, bench_summary, bench_compare, energy_aa, fill, profile_table, e2e, markers, sass_loop, best_sweep, testrun)
 
 
 def build_parser():
