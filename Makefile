@@ -38,7 +38,7 @@ $(addprefix test-build-,$(NUMBERS)): test-build-%: lib
 	+@$(SUB) -C $(call ch,$*) $(patsubst $(call ch,$*)/%,%,$(call tests_of,$(call ch,$*)))
 ## make test-cohort  the planted students graded for real on the GPU (tools/test_cohort.py; not in make test)
 test: test-build
-	@bash tools/run_tests.sh common/build/test_common common/build/test_gemm_tiles $(foreach c,$(CHAPTERS),$(c)/test_$(c)) $(LAB_TESTS) $(filter-out $(COHORT),$(wildcard tools/test_*.py))
+	@bash tools/run_tests.sh common/build/test_common common/build/test_gemm_tiles common/build/test_toolbox $(foreach c,$(CHAPTERS),$(c)/test_$(c)) $(LAB_TESTS) $(filter-out $(COHORT),$(wildcard tools/test_*.py))
 # The cohort grades a class on the GPU (minutes): its own target, so REQUIRE_GPU=1 make test stays short.
 COHORT := tools/test_cohort.py
 test-cohort: ; @bash tools/run_tests.sh $(COHORT)
