@@ -10,8 +10,9 @@
 
 namespace wb {
 
-constexpr const char* kCsvHeader = "chapter,variant,dtype,M,N,K,alpha,beta,ms_median,ms_min,gflops,cublas_gflops,"
-                                   "pct_cublas,pct_peak,rel_err,status,gpu,cc,driver,runtime,git,timestamp,student,gflops_per_j";
+constexpr const char* kCsvHeader =
+    "chapter,variant,dtype,M,N,K,alpha,beta,ms_median,ms_min,gflops,cublas_gflops,"
+    "pct_cublas,pct_peak,rel_err,status,gpu,cc,driver,runtime,git,timestamp,student,gflops_per_j";
 
 // The commit the program was built from, read when it runs: $WB_GIT_COMMIT, else git's answer.
 inline std::string git_commit() {
@@ -22,16 +23,15 @@ inline std::string git_commit() {
     return line[0] ? std::string(line, std::strcspn(line, "\n")) : "unknown";
 }
 
-// Appends `fields` (chapter ... status in the header's order, empty where not measured), then the
-// run's facts and STUDENT_ID; a new or empty file gets the header first.
+// Appends `fields` (chapter ... status, in the header's order) and the run's facts; a new file gets the header.
 inline void append_csv(const std::string& path, const std::string& fields, const Gpu& g) {
     const bool empty = std::ifstream(path).peek() == std::ifstream::traits_type::eof();
     std::ofstream f(path, std::ios::app);
     const std::time_t now = std::time(nullptr);
-    const char* student = std::getenv("STUDENT_ID");
     f << (empty ? std::string(kCsvHeader) + "\n" : "") << fields << "," << g.name << "," << g.major << "." << g.minor
       << "," << cuda_version(g.driver) << "," << cuda_version(g.runtime) << "," << git_commit() << ","
-      << std::put_time(std::gmtime(&now), "%Y-%m-%dT%H:%M:%SZ") << "," << (student ? student : "") << ",\n";
+      << std::put_time(std::gmtime(&now), "%Y-%m-%dT%H:%M:%SZ") << ","
+      << (std::getenv("STUDENT_ID") ? std::getenv("STUDENT_ID") : "") << ",\n";
 }
 
 }  // namespace wb

@@ -11,6 +11,21 @@
 
 namespace wb {
 
+// The GEMM contract of every chapter: row-major, device pointers, C = alpha A B + beta C, A M x K,
+// B K x N, C M x N; FP16 and BF16 inputs accumulate in FP32.
+using SgemmFn = void (*)(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
+                         cudaStream_t stream);
+template <class T>
+using Gemm16Fn = void (*)(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C,
+                          cudaStream_t stream);
+// One row of a chapter's variant table: the program, its tests, make bench and the grader iterate it.
+template <class Fn>
+struct Variant {
+    const char* name;
+    Fn launch;
+    const char* idea;
+};
+
 inline cublasHandle_t cublas() {
     static cublasHandle_t handle = [] {
         cublasHandle_t h = nullptr;
@@ -22,8 +37,8 @@ inline cublasHandle_t cublas() {
 
 // C = alpha A B + beta C with inputs of type `in` and FP32 accumulation. `compute`: plain FP32
 // (CUBLAS_COMPUTE_32F, no tensor cores), TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32).
-inline void cublas_gemm(cudaDataType_t in, cublasComputeType_t compute, int M, int N, int K, float alpha,
-                        const void* A, const void* B, float beta, float* C, cudaStream_t stream) {
+inline void cublas_gemm(cudaDataType_t in, cublasComputeType_t compute, int M, int N, int K, float alpha, const void* A,
+                        const void* B, float beta, float* C, cudaStream_t stream) {
     WB_CUBLAS_CHECK(cublasSetStream(cublas(), stream));
     WB_CUBLAS_CHECK(cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, in, N, A, in, K, &beta, C,
                                  CUDA_R_32F, N, compute, CUBLAS_GEMM_DEFAULT));
@@ -53,8 +68,8 @@ inline void cublas_bgemm(int M, int N, int K, float alpha, const __nv_bfloat16* 
 // so judge with slack 2; (|A||B|)_ij is bounded by ||row i of A|| ||column j of B|| (Cauchy-Schwarz).
 template <class T>
 std::vector<Entry> against(const std::vector<float>& other, const std::vector<T>& A, const std::vector<T>& B,
-                           const std::vector<float>& C0, const std::vector<float>& C, Shape s, float alpha,
-                           float beta, Precision p) {
+                           const std::vector<float>& C0, const std::vector<float>& C, Shape s, float alpha, float beta,
+                           Precision p) {
     std::vector<double> row(s.m), col(s.n);
     for (size_t at = 0; at < A.size(); ++at) row[at / s.k] += seen_as(A[at], p) * seen_as(A[at], p);
     for (size_t at = 0; at < B.size(); ++at) col[at % s.n] += seen_as(B[at], p) * seen_as(B[at], p);
@@ -67,6 +82,5 @@ std::vector<Entry> against(const std::vector<float>& other, const std::vector<T>
     }
     return out;
 }
-
 
 }  // namespace wb

@@ -31,10 +31,20 @@ __host__ __device__ inline float value(uint64_t key, int which, size_t index) {
 }
 
 // The input types the launchers receive; 09 adds FP8 E4M3 beside them.
-template <class T> __host__ __device__ T store_as(float v);
-template <> __host__ __device__ inline float store_as<float>(float v) { return v; }
-template <> __host__ __device__ inline __half store_as<__half>(float v) { return __float2half_rn(v); }
-template <> __host__ __device__ inline __nv_bfloat16 store_as<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <class T>
+__host__ __device__ T store_as(float v);
+template <>
+__host__ __device__ inline float store_as<float>(float v) {
+    return v;
+}
+template <>
+__host__ __device__ inline __half store_as<__half>(float v) {
+    return __float2half_rn(v);
+}
+template <>
+__host__ __device__ inline __nv_bfloat16 store_as<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
 
 // What C holds before a launch. With beta = 0 a kernel must not read C, so it holds either NaN
 // (an entry left unwritten fails) or finite numbers that are not the answer (a kernel that skips

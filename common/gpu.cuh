@@ -16,15 +16,16 @@ enum ExitStatus : int { kExitOk = 0, kExitVerifyFailed = 1, kExitBadInput = 2, k
 struct Gpu {
     std::string name;
     int major = 0, minor = 0, sms = 0;
-    double clock_ghz = 0;        // the highest SM clock
-    double fp32_peak = 0;        // GFLOP/s: SMs x FP32 lanes x 2 (an FMA) x clock
-    double tensor_peak = 0;      // GFLOP/s, dense FP16 or BF16 inputs on the tensor cores; 0 unknown
-    double bandwidth = 0;        // GB/s: memory clock x 2 x bus width
-    size_t memory = 0;           // bytes
-    int driver = 0, runtime = 0; // e.g. 13000 for CUDA 13.0
+    double clock_ghz = 0;         // the highest SM clock
+    double fp32_peak = 0;         // GFLOP/s: SMs x FP32 lanes x 2 (an FMA) x clock
+    double tensor_peak = 0;       // GFLOP/s, dense FP16 or BF16 inputs on the tensor cores; 0 unknown
+    size_t memory = 0;            // bytes
+    int driver = 0, runtime = 0;  // e.g. 13000 for CUDA 13.0
 };
 
-inline std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+inline std::string cuda_version(int v) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
 
 inline Gpu query_gpu(int dev = 0) {
     cudaDeviceProp p{};
@@ -32,10 +33,8 @@ inline Gpu query_gpu(int dev = 0) {
     Gpu g;
     g.name = p.name;
     g.major = p.major, g.minor = p.minor, g.sms = p.multiProcessorCount, g.memory = p.totalGlobalMem;
-    int clock_khz = 0, mem_khz = 0, bus_bits = 0;
+    int clock_khz = 0;
     WB_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev));
-    WB_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev));
-    WB_CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev));
     WB_CUDA_CHECK(cudaDriverGetVersion(&g.driver));
     WB_CUDA_CHECK(cudaRuntimeGetVersion(&g.runtime));
     g.clock_ghz = clock_khz * 1e-6;
@@ -46,7 +45,6 @@ inline Gpu query_gpu(int dev = 0) {
     const int tensor = cc == 75 ? 1024 : cc == 80 ? 2048 : (cc >= 86 && cc <= 89) ? 1024 : cc == 90 ? 4096 : 0;
     g.fp32_peak = g.sms * lanes * 2.0 * g.clock_ghz;
     g.tensor_peak = g.sms * tensor * g.clock_ghz;
-    g.bandwidth = mem_khz * 1e-6 * 2.0 * bus_bits / 8.0;
     return g;
 }
 
@@ -61,8 +59,9 @@ inline Gpu gpu_or_exit(const char* prog) {
     (void)cudaRuntimeGetVersion(&runtime);
     std::string why;
     if (err == cudaErrorInsufficientDriver && driver == 0)
-        why = "no NVIDIA driver was found (libcuda.so.1 is not installed): install the driver for your GPU, "
-              "then check that nvidia-smi lists it";
+        why =
+            "no NVIDIA driver was found (libcuda.so.1 is not installed): install the driver for your GPU, "
+            "then check that nvidia-smi lists it";
     else if (err == cudaErrorInsufficientDriver)
         why = "the driver supports CUDA " + cuda_version(driver) + ", older than the CUDA " + cuda_version(runtime) +
               " this program was built with: update the driver";
@@ -83,8 +82,7 @@ inline void print_gpu(const Gpu& g) {
     std::printf("GPU: %s (sm_%d%d, %d SMs, %.2f GHz, %.1f GiB), driver CUDA %s, runtime %s\n", g.name.c_str(), g.major,
                 g.minor, g.sms, g.clock_ghz, g.memory / 1073741824.0, cuda_version(g.driver).c_str(),
                 cuda_version(g.runtime).c_str());
-    std::printf("peaks: FP32 %.0f GFLOP/s, tensor FP16 %.0f GFLOP/s, memory %.0f GB/s\n", g.fp32_peak, g.tensor_peak,
-                g.bandwidth);
+    std::printf("peaks: FP32 %.0f GFLOP/s, tensor cores FP16 %.0f GFLOP/s\n", g.fp32_peak, g.tensor_peak);
 }
 
 }  // namespace wb

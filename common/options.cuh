@@ -1,16 +1,16 @@
-// options.cuh - the command line every chapter program shares, and its one-line errors (exit 2).
-//   --m M --n N --k K | --size S | --sizes S1,S2,...   a size is S (S x S x S) or MxNxK
-//   --alpha A --beta B  --variant NAME|all  --warmup W --reps R --seed S  --no-check  --csv FILE
-// tools/wb/shapes.py reads sizes with the same grammar.
+// options.cuh - the command line every chapter program shares (usage() lists it), and its one-line
+// errors, exit status 2. tools/wb/shapes.py reads sizes with the same grammar.
 #pragma once
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <string>
+#include <functional>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "gpu.cuh"
@@ -20,11 +20,10 @@ namespace wb {
 struct Shape {
     int m = 0, n = 0, k = 0;
     double flops() const { return 2.0 * m * n * k; }
+    std::string text() const { return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k); }
 };
-inline std::string to_string(Shape s) { return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k); }
 
-// Every index of a matrix fits in an int, and a grid's y extent (65535 blocks of at least 8 rows)
-// covers any M.
+// Every index of a matrix fits in an int; a grid's y extent (65535 blocks of 8 rows or more) covers any M.
 constexpr long long kMaxElements = (1LL << 31) - 1, kMaxDim = 500000;
 // The most --warmup or --reps may ask for: a million launches of the shortest kernel is minutes.
 constexpr long long kMaxCount = 1000000;
@@ -39,8 +38,13 @@ struct Options {
 };
 
 // A chapter's own option, e.g. {"json", "FILE  write the facts as JSON", &path}: `text` takes a value, `flag` none.
-struct ExtraOption { const char* name; const char* help; std::string* text = nullptr; bool* flag = nullptr; };
-struct BadInput { std::string what; };  // one sentence that names the argument
+struct ExtraOption {
+    const char* name;
+    const char* help;
+    std::string* text = nullptr;
+    bool* flag = nullptr;
+};
+using BadInput = std::invalid_argument;  // its what(): one sentence that names the argument
 
 // A whole number in 1..hi written in digits alone (no sign, no spaces), else BadInput naming `arg`.
 inline long long parse_count(const std::string& arg, const std::string& v, long long lo, long long hi) {
@@ -55,9 +59,7 @@ inline long long parse_count(const std::string& arg, const std::string& v, long 
 
 inline Shape parse_shape(const std::string& arg, const std::string& text) {
     std::vector<std::string> parts(1);
-    for (char c : text)
-        if (c == 'x') parts.emplace_back();
-        else parts.back().push_back(c);
+    for (char c : text) c == 'x' ? void(parts.emplace_back()) : parts.back().push_back(c);
     if (parts.size() != 1 && parts.size() != 3)
         throw BadInput{arg + ": '" + text + "' is not a size: write S or MxNxK, e.g. 1024 or 1000x1013x777"};
     Shape s;
@@ -65,31 +67,27 @@ inline Shape parse_shape(const std::string& arg, const std::string& text) {
     s.n = parts.size() == 3 ? int(parse_count(arg, parts[1], 1, kMaxDim)) : s.m;
     s.k = parts.size() == 3 ? int(parse_count(arg, parts[2], 1, kMaxDim)) : s.m;
     if (1LL * s.m * s.k > kMaxElements || 1LL * s.k * s.n > kMaxElements || 1LL * s.m * s.n > kMaxElements)
-        throw BadInput{arg + ": shape " + to_string(s) + " has a matrix of more than 2^31-1 elements"};
+        throw BadInput{arg + ": shape " + s.text() + " has a matrix of more than 2^31-1 elements"};
     return s;
 }
 
 inline float parse_float(const std::string& arg, const std::string& v) {
     char* end = nullptr;
-    errno = 0;
-    const float x = v.empty() || v[0] == ' ' ? NAN : std::strtof(v.c_str(), &end);
-    if (errno || !end || *end || !std::isfinite(x)) throw BadInput{arg + " needs a finite number, got '" + v + "'"};
+    const float x = std::strtof(v.c_str(), &end);  // 1e99 overflows to inf
+    if (v.empty() || v[0] == ' ' || *end || !std::isfinite(x))
+        throw BadInput{arg + " needs a finite number, got '" + v + "'"};
     return x;
 }
 
 inline std::string usage(const char* prog, const Options& d, const std::vector<ExtraOption>& extras) {
-    char defaults[160];
-    std::snprintf(defaults, sizeof defaults, "(defaults: alpha %g, beta %g, warmup %d, reps %d, seed %llu)\n", d.alpha,
-                  d.beta, d.warmup, d.reps, (unsigned long long)d.seed);
-    std::string u = std::string("usage: ") + prog + " [options]  " + defaults +
-                    "  --m M --n N --k K        one problem: C(MxN) = alpha * A(MxK) * B(KxN) + beta * C\n"
-                    "  --size S | --sizes S1,S2,...  problems, each S (S x S x S) or MxNxK (default: a sweep)\n"
-                    "  --alpha A --beta B       the scalars\n"
-                    "  --variant NAME|all       one variant, or a comma-separated list\n"
-                    "  --warmup W --reps R      untimed and timed launches\n"
-                    "  --seed S                 seed of the data of the correctness run\n"
-                    "  --no-check               skip verification\n"
-                    "  --csv FILE               append one CSV row per measurement\n";
+    char defaults[160];  // the chapter's own defaults
+    std::snprintf(defaults, 160, "(defaults: alpha %g, beta %g, warmup %d, reps %d, seed %llu)\n", d.alpha, d.beta,
+                  d.warmup, d.reps, (unsigned long long)d.seed);
+    std::string u =
+        std::string("usage: ") + prog + " [options]  " + defaults +
+        "  --size S | --sizes S1,S2,... | --m M --n N --k K   problems; a size is S (S x S x S) or MxNxK\n"
+        "  --alpha A --beta B   --variant NAME[,NAME...]|all   --warmup W --reps R (untimed, timed launches)\n"
+        "  --seed S (the correctness run's data)   --no-check   --csv FILE (append a row per measurement)\n";
     for (const ExtraOption& x : extras) u += "  --" + std::string(x.name) + "  " + x.help + "\n";
     return u + "exit status: 0 ok, 1 a check failed, 2 bad input, 3 no usable GPU\n";
 }
@@ -99,7 +97,7 @@ inline Options parse(int argc, const char* const* argv, Options opt, const std::
     int mnk[3] = {0, 0, 0};
     bool sizes = false;
     for (int i = 1; i < argc; ++i) {
-        std::string arg = argv[i], v;
+        std::string arg = argv[i] == std::string("-h") ? "--help" : argv[i], v;
         const size_t eq = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;  // --size=1024 too
         if (eq != std::string::npos) v = arg.substr(eq + 1), arg.resize(eq);
         const std::string name = "option " + arg;
@@ -108,55 +106,57 @@ inline Options parse(int argc, const char* const* argv, Options opt, const std::
             if (v.empty()) throw BadInput{name + " needs a value"};
             return v;
         };
-        const char* dims[] = {"--m", "--n", "--k"};
-        const int dim = int(std::find(dims, dims + 3, arg) - dims);
-        if (arg == "--help" || arg == "-h") opt.help = true;
-        else if (dim < 3) mnk[dim] = int(parse_count(name, value(), 1, kMaxDim));
-        else if (arg == "--size" || arg == "--sizes") {
-            if (!sizes) opt.shapes.clear();
-            sizes = true;
+        auto shapes = [&] {
+            if (!std::exchange(sizes, true)) opt.shapes.clear();
             std::string item;
             for (char c : value() + ",")
-                if (c != ',') item.push_back(c);
-                else opt.shapes.push_back(parse_shape(name, item)), item.clear();
-        } else if (arg == "--alpha") opt.alpha = parse_float(name, value());
-        else if (arg == "--beta") opt.beta = parse_float(name, value());
-        else if (arg == "--variant") opt.variant = value();
-        else if (arg == "--warmup") opt.warmup = int(parse_count(name, value(), 1, kMaxCount));
-        else if (arg == "--reps") opt.reps = int(parse_count(name, value(), 1, kMaxCount));
-        else if (arg == "--seed") opt.seed = uint64_t(parse_count(name, value(), 0, 1LL << 62));
-        else if (arg == "--no-check") opt.check = false;
-        else if (arg == "--csv") opt.csv = value();
-        else {
-            auto x = std::find_if(extras.begin(), extras.end(), [&](const ExtraOption& e) { return arg == std::string("--") + e.name; });
-            if (x == extras.end()) throw BadInput{"unknown option '" + arg + "' (see --help)"};
-            if (x->flag) *x->flag = true;
-            else *x->text = value();
-        }
+                c == ',' ? opt.shapes.push_back(parse_shape(name, item)), item.clear() : item.push_back(c);
+        };
+        std::vector<std::pair<std::string, std::function<void()>>> known = {
+            {"--help", [&] { opt.help = true; }},
+            {"--m", [&] { mnk[0] = int(parse_count(name, value(), 1, kMaxDim)); }},
+            {"--n", [&] { mnk[1] = int(parse_count(name, value(), 1, kMaxDim)); }},
+            {"--k", [&] { mnk[2] = int(parse_count(name, value(), 1, kMaxDim)); }},
+            {"--size", shapes},
+            {"--sizes", shapes},
+            {"--alpha", [&] { opt.alpha = parse_float(name, value()); }},
+            {"--beta", [&] { opt.beta = parse_float(name, value()); }},
+            {"--variant", [&] { opt.variant = value(); }},
+            {"--warmup", [&] { opt.warmup = int(parse_count(name, value(), 1, kMaxCount)); }},
+            {"--reps", [&] { opt.reps = int(parse_count(name, value(), 1, kMaxCount)); }},
+            {"--seed", [&] { opt.seed = uint64_t(parse_count(name, value(), 0, 1LL << 62)); }},
+            {"--no-check", [&] { opt.check = false; }},
+            {"--csv", [&] { opt.csv = value(); }}};
+        for (const ExtraOption& e : extras)
+            known.push_back(
+                {"--" + std::string(e.name), [&, e] { e.flag ? void(*e.flag = true) : void(*e.text = value()); }});
+        auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return arg == k.first; });
+        if (it == known.end()) throw BadInput{"unknown option '" + arg + "' (see --help)"};
+        it->second();
     }
     if (mnk[0] || mnk[1] || mnk[2]) {
         if (!(mnk[0] && mnk[1] && mnk[2])) throw BadInput{"--m, --n and --k go together: give all three"};
         if (sizes) throw BadInput{"give either --m/--n/--k or --size/--sizes, not both"};
-        opt.shapes = {parse_shape("--m/--n/--k", std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2]))};
+        opt.shapes = {parse_shape("--m/--n/--k", Shape{mnk[0], mnk[1], mnk[2]}.text())};
     }
     if (!opt.help && !opt.csv.empty()) {  // now: a student learns it before the measurement, not after it
-        std::FILE* existing = std::fopen(opt.csv.c_str(), "r");
+        const bool existed = access(opt.csv.c_str(), F_OK) == 0;
         std::FILE* f = std::fopen(opt.csv.c_str(), "a");
         if (!f) throw BadInput{"option --csv: cannot write '" + opt.csv + "': " + std::strerror(errno)};
-        std::fclose(f);
-        existing ? void(std::fclose(existing)) : void(std::remove(opt.csv.c_str()));  // a new file waits for its rows
+        std::fclose(f), existed || std::remove(opt.csv.c_str());  // a new file waits for its first row
     }
     return opt;
 }
 
-// parse, for main: bad input is one line on stderr and exit status 2; --help prints the usage.
-inline Options parse_or_exit(int argc, char** argv, const Options& defaults, const std::vector<ExtraOption>& extras = {}) {
+// parse, for main: bad input is one line on stderr and exit 2; --help: the usage, then `more` (the variants).
+inline Options parse_or_exit(int argc, char** argv, const Options& defaults, const std::string& more = "",
+                             const std::vector<ExtraOption>& extras = {}) {
     try {
         const Options opt = parse(argc, argv, defaults, extras);
-        if (opt.help) std::printf("%s", usage(argv[0], defaults, extras).c_str()), std::exit(kExitOk);
+        if (opt.help) std::printf("%s%s", usage(argv[0], defaults, extras).c_str(), more.c_str()), std::exit(kExitOk);
         return opt;
     } catch (const BadInput& e) {
-        std::fprintf(stderr, "%s: error: %s\n", argv[0], e.what.c_str());
+        std::fprintf(stderr, "%s: error: %s\n", argv[0], e.what());
         std::exit(kExitBadInput);
     }
 }

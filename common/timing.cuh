@@ -36,13 +36,15 @@ __global__ void check_launch(const float* C, Shape s, float alpha, float beta, P
     __shared__ double sum[kCheckThreads], scale[kCheckThreads];
     const uint64_t h = mix64(where + blockIdx.x);
     Entry e{int((h >> 32) % uint64_t(s.m)), int(uint32_t(h) % uint64_t(s.n))};
-    reference(e, s.k, 1, 0, 0, [&](int k) { return seen_as(store_as<T>(value(key, kA, size_t(e.i) * s.k + k)), p); },
-              [&](int k) { return seen_as(store_as<T>(value(key, kB, size_t(k) * s.n + e.j)), p); }, threadIdx.x,
-              kCheckThreads);
+    reference(
+        e, s.k, 1, 0, 0, [&](int k) { return seen_as(store_as<T>(value(key, kA, size_t(e.i) * s.k + k)), p); },
+        [&](int k) { return seen_as(store_as<T>(value(key, kB, size_t(k) * s.n + e.j)), p); }, threadIdx.x,
+        kCheckThreads);
     sum[threadIdx.x] = e.want, scale[threadIdx.x] = e.scale;
     for (int half = kCheckThreads / 2; half > 0; half /= 2) {
         __syncthreads();
-        if (threadIdx.x < half) sum[threadIdx.x] += sum[threadIdx.x + half], scale[threadIdx.x] += scale[threadIdx.x + half];
+        if (threadIdx.x < half)
+            sum[threadIdx.x] += sum[threadIdx.x + half], scale[threadIdx.x] += scale[threadIdx.x + half];
     }
     if (threadIdx.x > 0) return;
     const double c0 = beta != 0 ? double(beta) * value(key, kC0, size_t(e.i) * s.n + e.j) : 0;
@@ -85,8 +87,8 @@ public:
     }
     // After a launch; `side` tells a variant (0) from its baseline (1) when both share the operands.
     void after(cudaStream_t stream, int side = 0) {
-        check_launch<T><<<kCheckedPerLaunch, kCheckThreads, 0, stream>>>(C_, s_, alpha_, beta_, p_, key_,
-                                                                          entropy_key(), out_ + used_++ * kCheckedPerLaunch);
+        check_launch<T><<<kCheckedPerLaunch, kCheckThreads, 0, stream>>>(C_, s_, alpha_, beta_, p_, key_, entropy_key(),
+                                                                         out_ + used_++ * kCheckedPerLaunch);
         WB_LAUNCH_CHECK();
         sides_.push_back(side);
     }
@@ -97,8 +99,9 @@ public:
         int launches = 0;
         for (int l = 0; l < used_ && r.pass; ++l) {
             if (sides_[l] != side) continue;
-            const Check c = judge({all.begin() + l * kCheckedPerLaunch, all.begin() + (l + 1) * kCheckedPerLaunch},
-                                  tolerance_for(p_, s_.k), "launch " + std::to_string(++launches) + " of the timed run");
+            const Check c =
+                judge({all.begin() + l * kCheckedPerLaunch, all.begin() + (l + 1) * kCheckedPerLaunch},
+                      tolerance_for(p_, s_.k), "launch " + std::to_string(++launches) + " of the timed run");
             if (!c.pass || c.rel_err > r.rel_err) r = c;
         }
         r.what += " (" + std::to_string(kCheckedPerLaunch) + " entries of fresh inputs, drawn after the launch)";

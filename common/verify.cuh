@@ -36,8 +36,12 @@ __host__ __device__ inline double seen_as(float x, Precision p) {
     memcpy(&x, &u, 4);
     return x;
 }
-__host__ __device__ inline double seen_as(__half x, Precision) { return __half2float(x); }
-__host__ __device__ inline double seen_as(__nv_bfloat16 x, Precision) { return __bfloat162float(x); }
+__host__ __device__ inline double seen_as(__half x, Precision) {
+    return __half2float(x);
+}
+__host__ __device__ inline double seen_as(__nv_bfloat16 x, Precision) {
+    return __bfloat162float(x);
+}
 
 struct Tolerance {
     double factor = 0, tiny = 0, normwise = 0;
@@ -61,18 +65,20 @@ struct Entry {
 struct Check {
     bool pass = true;
     long long checked = 0, failures = 0;
-    Entry worst;               // the entry furthest outside (or least inside) its bound
-    double worst_ratio = 0;    // |error| / bound of that entry: above 1 fails
+    Entry worst;                       // the entry furthest outside (or least inside) its bound
+    double worst_ratio = 0;            // |error| / bound of that entry: above 1 fails
     double rel_err = 0, normwise = 0;  // the normwise error and its ceiling
-    std::string what;          // what was compared
+    std::string what;                  // what was compared
     std::string describe() const {
         char line[320];
         if (failures)
             std::snprintf(line, sizeof line, "%lld of %lld entries wrong (%s); worst C[%d][%d] = %.7g, expected %.7g",
                           failures, checked, what.c_str(), worst.i, worst.j, worst.got, worst.want);
         else
-            std::snprintf(line, sizeof line, "normwise error %.3g ABOVE its ceiling %.3g (%s): the arithmetic is "
-                          "coarser than the precision's", rel_err, normwise, what.c_str());
+            std::snprintf(line, sizeof line,
+                          "normwise error %.3g ABOVE its ceiling %.3g (%s): the arithmetic is "
+                          "coarser than the precision's",
+                          rel_err, normwise, what.c_str());
         return line;
     }
 };
@@ -138,9 +144,10 @@ void check_on_cpu(std::vector<Entry>& entries, const std::vector<T>& A, const st
                   const std::vector<float>& C0, const std::vector<float>& C, Shape s, float alpha, float beta,
                   Precision p) {
     for (Entry& e : entries) {
-        reference(e, s.k, alpha, beta, C0[size_t(e.i) * s.n + e.j],
-                  [&](int k) { return seen_as(A[size_t(e.i) * s.k + k], p); },
-                  [&](int k) { return seen_as(B[size_t(k) * s.n + e.j], p); });
+        reference(
+            e, s.k, alpha, beta, C0[size_t(e.i) * s.n + e.j],
+            [&](int k) { return seen_as(A[size_t(e.i) * s.k + k], p); },
+            [&](int k) { return seen_as(B[size_t(k) * s.n + e.j], p); });
         e.got = C[size_t(e.i) * s.n + e.j];
     }
 }

@@ -20,14 +20,14 @@ bool gpu_required();
 
 using namespace wb;
 
-#define TOOLBOX_REQUIRE_GPU()                                                                          \
-    do {                                                                                               \
-        int n_ = 0;                                                                                    \
-        if (cudaGetDeviceCount(&n_) != cudaSuccess || n_ == 0) {                                       \
-            if (::wb::test::gpu_required()) FAIL("REQUIRE_GPU=1 but no CUDA device is usable");        \
-            ::wb::test::mark_skipped_no_gpu();                                                         \
-            WB_SKIP_NOW("no usable CUDA device");                                                      \
-        }                                                                                              \
+#define TOOLBOX_REQUIRE_GPU()                                                                   \
+    do {                                                                                        \
+        int n_ = 0;                                                                             \
+        if (cudaGetDeviceCount(&n_) != cudaSuccess || n_ == 0) {                                \
+            if (::wb::test::gpu_required()) FAIL("REQUIRE_GPU=1 but no CUDA device is usable"); \
+            ::wb::test::mark_skipped_no_gpu();                                                  \
+            WB_SKIP_NOW("no usable CUDA device");                                               \
+        }                                                                                       \
     } while (0)
 
 namespace {
@@ -41,7 +41,7 @@ std::string rejection(std::vector<const char*> args) {
     try {
         parsed(args);
     } catch (const BadInput& e) {
-        return e.what;
+        return e.what();
     }
     return "";
 }
@@ -108,7 +108,8 @@ TEST_CASE("toolbox: the options of every chapter program", "[toolbox]") {
         {{"--variant"}, "option --variant needs a value"},
         {{"--csv="}, "option --csv needs a value"},
         {{"--frobnicate"}, "unknown option '--frobnicate' (see --help)"},
-        {{"--csv", "/nonexistent-folder/x.csv"}, "option --csv: cannot write '/nonexistent-folder/x.csv': No such file or directory"},
+        {{"--csv", "/nonexistent-folder/x.csv"},
+         "option --csv: cannot write '/nonexistent-folder/x.csv': No such file or directory"},
     };
     for (const auto& [args, message] : bad) {
         INFO(args[0]);
@@ -127,7 +128,8 @@ TEST_CASE("toolbox: the data follow from the key alone", "[toolbox]") {
     }
     CHECK(seen.size() > 9990);
     int same = 0;
-    for (size_t i = 0; i < 1000; ++i) same += value(42, kA, i) == value(43, kA, i) || value(42, kA, i) == value(42, kB, i);
+    for (size_t i = 0; i < 1000; ++i)
+        same += value(42, kA, i) == value(43, kA, i) || value(42, kA, i) == value(42, kB, i);
     CHECK(same < 5);
     CHECK(float(store_as<__half>(0.1f)) == __half2float(__float2half_rn(0.1f)));
 }
@@ -182,7 +184,8 @@ TEST_CASE("toolbox: against another library's result", "[toolbox]") {
     std::vector<float> other = C;
     std::reverse(other.begin(), other.end());
     CHECK(judge(against(C, A, B, C0, C, s, 1, 0, Precision::fp32), tolerance_for(Precision::fp32, s.k), "", 2).pass);
-    CHECK_FALSE(judge(against(other, A, B, C0, C, s, 1, 0, Precision::fp32), tolerance_for(Precision::fp32, s.k), "", 2).pass);
+    CHECK_FALSE(
+        judge(against(other, A, B, C0, C, s, 1, 0, Precision::fp32), tolerance_for(Precision::fp32, s.k), "", 2).pass);
 }
 
 TEST_CASE("toolbox: CSV rows", "[toolbox]") {
