@@ -93,3 +93,21 @@ def test_chapter_01_ranks_by_gflops_its_percentages_have_different_yardsticks():
 def test_a_row_without_percent_ranks_below_those_with_it():
     rows = [row("unpaired", "5000", ""), row("paired", "1000", "50.0")]
     assert bs.best_variants(rows)[("03_shared_tiling", "fp32")][(4096, 4096, 4096)]["variant"] == "paired"
+
+
+def test_the_toolbox_writes_the_same_columns():
+    with open(os.path.join(ROOT, "common", "csv.cuh"), encoding="utf-8") as f:
+        m = re.search(r'kCsvHeader =\s*((?:"[^"]*"\s*)+);', f.read())
+    assert "".join(re.findall(r'"([^"]*)"', m.group(1))).split(",") == list(bs.CSV_COLUMNS)
+
+
+def test_variants_within_the_a_a_band_of_the_best_are_a_tie():
+    rows = [row("cublas_sgemm", 50000, 100), row("a", 40000, 80.0), row("b", 39500, 78.0), row("c", 30000, 60.0),
+            row("x", 100, 100.0, chapter="07_cublas_baseline"), row("y", 100, 99.5, chapter="07_cublas_baseline")]
+    rows[1]["status"] = "PASS"
+    best = bs.best_variants(rows)
+    assert bs.ties(rows, best) == {("03_shared_tiling", "fp32", (4096, 4096, 4096)): ["b"]}  # 78 >= 0.97 * 80; not 07
+    text = bs.summary_text(rows)
+    assert "within 3 % of the best (the A/A check's band: no winner among them):\n  03_shared_tiling fp32 4096: a, b" in text
+    rows[2]["status"] = "FAIL"
+    assert bs.ties(rows, bs.best_variants(rows)) == {}

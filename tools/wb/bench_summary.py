@@ -132,6 +132,26 @@ def best_variants(rows):
     return dict(best)
 
 
+# Two variants whose % of cuBLAS lie closer than this (in % of the best's) are a tie: the A/A check of
+# make bench (cuBLAS timed against itself) lands this far from 100 %, so their order is the noise's.
+TIE_PCT = 3.0
+
+
+def ties(rows, best):
+    """{(chapter, dtype, shape): [variant, ...]}: the other variants that passed within TIE_PCT % of
+    the best's % of cuBLAS, best first. Not for chapter 01 (its rows have no common yardstick) nor
+    07 (whose variants are cuBLAS's own calls again, ties by construction)."""
+    out = defaultdict(list)
+    for r in sorted(rows, key=lambda r: -(number(r["pct_cublas"]) or 0.0)):
+        if r["status"] != "PASS" or is_baseline(r) or is_cpu_chapter(r["chapter"]) or r["chapter"] == LIBRARY_CHAPTER:
+            continue
+        top = best.get((r["chapter"], r["dtype"]), {}).get(shape_of(r))
+        p, q = number(r["pct_cublas"]), number(top["pct_cublas"]) if top else None
+        if top is not r and p is not None and q and p >= q * (1 - TIE_PCT / 100):
+            out[r["chapter"], r["dtype"], shape_of(r)].append(r["variant"])
+    return dict(out)
+
+
 def all_shapes(rows):
     return sorted({shape_of(r) for r in rows}, key=shape_order)
 
@@ -208,6 +228,11 @@ def summary_text(rows):
     for key in keys:
         per_shape = [(s, best[key][s]["variant"]) for s in shapes if s in best[key]]
         out.append(f"  {key[0]} {key[1]}: {compress_names(per_shape)}")
+    tied = ties(rows, best)
+    if tied:
+        out += ["", f"within {TIE_PCT:g} % of the best (the A/A check's band: no winner among them):"]
+        out += [f"  {c} {d} {shape_label(s)}: {best[c, d][s]['variant']}, {', '.join(names)}"
+                for (c, d, s), names in sorted(tied.items(), key=lambda kv: (key_order(kv[0][:2]), shape_order(kv[0][2])))]
     failed = failures(rows)
     if failed:
         out += ["", f"verification FAILED in {len(failed)} row(s):"]
@@ -230,14 +255,14 @@ LADDER_TEXT = {
                       "The GPU's clock moves during a run, so the cuBLAS calls beside one row can run faster or "
                       "slower than chapter 07's own cuBLAS rows, whose rates close the table.",
            "chapter": "chapter", "type": "type", "cublas": "cuBLAS {dtype}, chapter 07's rows, TFLOP/s",
-           "best": "Best variant per shape (the highest % of cuBLAS):"},
+           "best": "Best variant per shape (the highest % of cuBLAS; another within 3 % of it is a tie, in brackets):"},
     "zh": {"caption": "各章的最佳变体（以及第 07 章的 CUTLASS 核函数）占同精度 cuBLAS 的 %：在同一次运行中与 cuBLAS "
                       "交替分轮计时（各轮比值的中位数），{gpu}，{date}，git `{git}`，`make bench`（原始数据：`{csv}`）；"
                       "`PYTHONPATH=tools python3 -m wb bench-summary {csv}` 打印各章的百分比。"
                       "运行中 GPU 的时钟会变化，所以与某一行并排计时的 cuBLAS 可能比表格末尾第 07 章自己的 cuBLAS 行"
                       "更快或更慢。",
            "chapter": "章节", "type": "精度", "cublas": "cuBLAS {dtype}，第 07 章的行，TFLOP/s",
-           "best": "每个形状上的最佳变体（占 cuBLAS 的 % 最高）："},
+           "best": "每个形状上的最佳变体（占 cuBLAS 的 % 最高；与它相差 3 % 以内的另一个变体算作并列，写在括号里）："},
 }
 
 
@@ -287,9 +312,12 @@ def ladder(rows, lang, csv_path):
     from wb import mdtable
     out += mdtable.lines(header, body, right=range(2, 2 + len(shapes)))
     out += ["", t["best"], ""]
+    tied = ties(rows, best_variants(rows))
     for label, dtype, per in lines_:
         if not label.startswith(f"`{LIBRARY_CHAPTER}`"):
-            names = compress_names([(s, f'`{per[s]["variant"]}`') for s in shapes if s in per])
+            chapter = label.strip("`")
+            names = compress_names([(s, f'`{per[s]["variant"]}`' + "".join(
+                f" [`{v}`]" for v in tied.get((chapter, dtype, s), []))) for s in shapes if s in per])
             out.append(f"- {label} {DTYPE_LABEL.get(dtype, dtype)}: {names}")
     return "\n".join(out)
 
