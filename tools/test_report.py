@@ -1444,3 +1444,19 @@ sys.exit(1 if any(r["status"] == "FAIL" for r in rows) else 0)
         out = run(["bash", "tools/bench.sh"], cwd=work).stdout
         assert "bench: A/A check: TOO NOISY, 1 of 6 rows of cuBLAS timed against itself are more than 3% from 100%:" in out
         assert "gemmex_fp16 4096x4096x4096: 94.9% of cuBLAS" in out
+
+
+def test_the_roofline_spreads_the_points_that_share_an_x():
+    from wb import report as rp
+    xs = rp.dodged([10.0, 10.0, 10.0, 20.0])
+    assert xs[3] == 20.0  # alone at its x: where it is
+    assert xs[1] == 10.0 and xs[0] < 10.0 < xs[2]  # three at one x: spread around it, in order
+    assert abs(xs[0] * xs[2] - 100.0) < 1e-9  # symmetric on a log axis
+
+
+def test_a_size_line_breaks_where_its_series_was_not_run():
+    import math
+    from wb import report as rp
+    xs, ys = rp.gapped([1024, 4096, 8192], [1.0, 4.0, 8.0], {1024, 2048, 4096, 8192, 256})
+    assert xs == [1024, 2048, 4096, 8192]  # nothing outside the series' own range
+    assert ys[0] == 1.0 and math.isnan(ys[1]) and ys[2:] == [4.0, 8.0]

@@ -1152,6 +1152,14 @@ def peak_of_family(res, dtypes):
     return (res.ceilings.get(dtypes[0]) or (None,))[0]
 
 
+def gapped(xs, ys, panel_xs):
+    """A series' points with a NaN (a break in its line) at each size of the panel that it was not
+    run at, between its first and last: a line from 1024 to 4096 would claim a rate at 2048."""
+    have = dict(zip(xs, ys))
+    grid = sorted(x for x in panel_xs | set(xs) if min(xs) <= x <= max(xs)) if xs else []
+    return grid, [have.get(x, float("nan")) for x in grid]
+
+
 def draw_sizes(plt, res, path, gpu_name):
     """GFLOP/s against size, one panel per precision family, each with its own legend beside it."""
     panels = size_panels(size_plot_series(res))
@@ -1159,8 +1167,9 @@ def draw_sizes(plt, res, path, gpu_name):
                              sharex=True, squeeze=False)
     axes = [ax for row in axes for ax in row]
     for ax, (family, dtypes, lines) in zip(axes, panels):
+        panel_xs = {x for line in lines for x in line["x"]}
         for line in lines:
-            ax.plot(line.pop("x"), line.pop("y"), **line)
+            ax.plot(*gapped(line.pop("x"), line.pop("y"), panel_xs), **line)
         peak = peak_of_family(res, dtypes)
         if peak:
             ax.axhline(peak, color="gray", linestyle=(0, (4, 4)), linewidth=1, label=f"{family} peak (theory)")
@@ -1212,10 +1221,24 @@ ROOFS = (("fp32", "FP32"), ("tf32", "TF32 tensor cores"), ("fp16", "FP16 and BF1
          ("fp8_e4m3", "FP8 tensor cores"))
 
 
+def dodged(xs, step=1.06):
+    """The x of each labelled point of the roofline, spread sideways: the best variants at the ladder
+    shape share their FLOP/byte per input width (every FP32 chapter the same x), and markers drawn at
+    one x hide each other. Points of one x move apart by factors of `step` around it (a log axis)."""
+    groups = defaultdict(list)
+    for i, x in enumerate(xs):
+        groups[round(x, 6)].append(i)
+    out = list(xs)
+    for members in groups.values():
+        for j, i in enumerate(members):
+            out[i] = xs[i] * step ** (j - (len(members) - 1) / 2)
+    return out
+
+
 def draw_roofline(plt, res, path, gpu_name, colors):
     """Every variant of the ladder's chapters at every shape, at its minimum-traffic FLOP/byte,
     under the memory roof and the compute roof of each precision (FP8's where the GPU has it);
-    the best of each chapter at the ladder shape labelled."""
+    the best of each chapter at the ladder shape labelled (spread sideways where they share an x)."""
     fig, ax = plt.subplots(figsize=(11.5, 6))
     gpu_rows = [r for r in res.rows if in_ladder(r["chapter"]) and not bs.is_baseline(r) and bs.number(r["gflops"])]
     ais = [intensity(r) for r in gpu_rows] or [1.0]
@@ -1241,11 +1264,9 @@ def draw_roofline(plt, res, path, gpu_name, colors):
     for r, ai in zip(gpu_rows, ais):
         ax.scatter(ai, bs.number(r["gflops"]), s=12, color=colors[r["chapter"]], alpha=0.35,
                    marker=DTYPE_MARKERS.get(r["dtype"], "o"))
-    for key in res.ladder_keys:
-        r = res.best[key].get(res.ladder_shape)
-        if r is None:
-            continue
-        ax.scatter(intensity(r), bs.number(r["gflops"]), s=60, color=colors[key[0]], edgecolor="black",
+    best = [(key, res.best[key][res.ladder_shape]) for key in res.ladder_keys if res.ladder_shape in res.best[key]]
+    for (key, r), x in zip(best, dodged([intensity(r) for _, r in best])):
+        ax.scatter(x, bs.number(r["gflops"]), s=60, color=colors[key[0]], edgecolor="black",
                    marker=DTYPE_MARKERS.get(key[1], "o"), label=f'{key[0]} {r["variant"]} ({key[1]})', zorder=3)
     ax.set_xscale("log")
     ax.set_yscale("log")
