@@ -7,14 +7,14 @@ ch = $(filter $(1)_%,$(CHAPTERS))
 LAB_TESTS := $(patsubst %.cu,%,$(wildcard [0-9][0-9]_*/lab/test_*.cu))
 tests_of = $(1)/test_$(1) $(filter $(1)/%,$(LAB_TESTS))
 PASSED_ON := $(NUMBERS) $(foreach p,run profile sanitize tune,$(addprefix $(p)-,$(NUMBERS)))
-.PHONY: all lib deps deps-all deps-missing help test test-build test-cohort bench bench-resume report grade student-kit sanitize check-env clean \
+.PHONY: all lib common-tests deps deps-all deps-missing help test test-build test-cohort bench bench-resume report grade student-kit sanitize check-env clean \
         measure-08 timeline-08 0 1 2 3 4 5 6 7 8 9 $(PASSED_ON) $(foreach p,test- test-build- build-,$(addprefix $(p),$(NUMBERS)))
 
 ## make, make all      every chapter and its tests (it starts with a line for each missing dependency)
 all: $(addprefix build-,$(NUMBERS))
 # The library is built once, before the chapters, so parallel chapter builds never race on it.
 lib: $(if $(filter check-env,$(MAKECMDGOALS)),deps-all,$(if $(filter all,$(or $(MAKECMDGOALS),all)),deps-missing))
-	+@$(SUB) -C common all
+	+@$(SUB) -C common lib
 $(addprefix build-,$(NUMBERS)): build-%: lib ; +@$(SUB) -C $(call ch,$*) all
 ## make NN             one chapter, e.g. make 03 (inside a chapter folder too)
 ## make run-NN         its default sweep (RUN_ARGS=...)
@@ -33,7 +33,9 @@ sanitize:
 
 ## make test, test-NN  every test (one chapter's), ending "tests: N passed, N failed, N skipped"; GPU
 ##                     tests are skipped (and counted) without a GPU, a failure with REQUIRE_GPU=1
-test-build: $(addprefix test-build-,$(NUMBERS))
+# common's own tests are built with the tests, never by make NN (a student waits for one chapter only).
+test-build: common-tests $(addprefix test-build-,$(NUMBERS))
+common-tests: lib ; +@$(SUB) -C common all
 $(addprefix test-build-,$(NUMBERS)): test-build-%: lib
 	+@$(SUB) -C $(call ch,$*) $(patsubst $(call ch,$*)/%,%,$(call tests_of,$(call ch,$*)))
 ## make test-cohort  the planted students graded for real on the GPU (tools/test_cohort.py; not in make test)
