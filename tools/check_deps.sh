@@ -92,6 +92,17 @@ else
   fi
 fi
 
+# ---- libclang's Python bindings: the grader reads a student's regions as C++ tokens ----------------
+if [ -n "$python" ]; then
+  if "$python" -c 'import clang.cindex' >/dev/null 2>&1; then
+    found "libclang's Python bindings for $python (make grade reads regions as C++)"
+  elif [ "$(readlink -f "$python")" = "$(readlink -f /usr/bin/python3 2>/dev/null)" ]; then
+    optional "libclang's Python bindings for $python (make grade; nothing else needs them): $apt python3-clang"
+  else
+    optional "libclang's Python bindings for $python (make grade; nothing else needs them): $python -m pip install libclang"
+  fi
+fi
+
 # ---- CUTLASS: chapter 07's CUTLASS rows ----------------------------------------------------------
 if [ "${WB_CUTLASS:-}" = 0 ]; then
   [ "$all" -eq 1 ] && echo "off: CUTLASS (CUTLASS=0): chapter 07 builds without its CUTLASS rows"

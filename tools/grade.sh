@@ -31,7 +31,7 @@
 # PATH, else in the CUDA toolkit).
 # Exit status: 0 graded (whatever the grade), 1 the submission could not be assembled or scoring
 # failed, 2 bad usage (a manifest from another workbook, a GRADE_DIR that cannot be written), 3 no
-# usable GPU, 4 a tool the grading needs is missing (compute-sanitizer, cuobjdump, CUPTI).
+# usable GPU, 4 a tool the grading needs is missing (compute-sanitizer, cuobjdump, CUPTI, libclang).
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -101,6 +101,7 @@ rc=$?
 cat "$G/assemble.log"
 if [ $rc -ne 0 ]; then
   [ $rc -eq 2 ] && exit 2
+  [ $rc -eq 4 ] && exit 4  # the C++ lexer (libclang) is missing
   exit 1
 fi
 homework=$(cat "$G/homework.txt")

@@ -68,17 +68,18 @@ fi
 say "$os_name, as $as${sudo[*]:+ (with sudo)}"
 
 # ---- 1. apt packages ------------------------------------------------------------------------------
-# pip comes along only when CUTLASS is asked for and this python3 has none. python3-matplotlib is
-# optional (plots only): when apt cannot install it (an offline machine), the rest still counts as
-# done, and step 2 says whether the python3 on the PATH has matplotlib anyway.
-packages=(g++ make catch2 libopenblas-dev python3 python3-pytest python3-matplotlib)
-optional=(python3-matplotlib)
+# pip comes along only when CUTLASS is asked for and this python3 has none. python3-matplotlib
+# (plots) and python3-clang (the grader's C++ lexer) are optional: when apt cannot install them (an
+# offline machine), the rest still counts as done, and step 2 says whether the python3 on the PATH
+# has them anyway.
+packages=(g++ make catch2 libopenblas-dev python3 python3-pytest python3-matplotlib python3-clang)
+optional=(python3-matplotlib python3-clang)
 if [ "$cutlass" -eq 1 ] && ! python3 -m pip --version >/dev/null 2>&1; then packages+=(python3-pip); fi
-needed=() needed_required=()
+needed=() needed_required=() needed_optional=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' && continue
   needed+=("$p")
-  [[ " ${optional[*]} " == *" $p "* ]] || needed_required+=("$p")
+  if [[ " ${optional[*]} " == *" $p "* ]]; then needed_optional+=("$p"); else needed_required+=("$p"); fi
 done
 if [ ${#needed[@]} -eq 0 ]; then
   say "already installed: ${packages[*]}"
@@ -94,27 +95,28 @@ else
       say "apt-get install failed: see its message above" >&2
       exit 1
     fi
-    say "apt-get could not install ${optional[*]} (optional: make report's plots); everything else is installed"
+    say "apt-get could not install ${needed_optional[*]} (optional: make report's plots, the grader's C++ lexer); everything else is installed"
   fi
 fi
 
-# ---- 2. pytest and matplotlib for make test's and make report's python3 ----------------------------
+# ---- 2. pytest, matplotlib and libclang for make test's, make report's and the grader's python3 -----
 python=$(command -v python3 || echo python3)
-# python_module MODULE WITHOUT: MODULE importable by $python, from apt for the system python3 (step
-# 1), else from pip; WITHOUT says what is missing when it is not.
+# python_module IMPORT APT PIP WITHOUT: IMPORT importable by $python, from apt's APT for the system
+# python3 (step 1), else from pip's PIP; WITHOUT says what is missing when it is not.
 python_module() {
   if "$python" -c "import $1" >/dev/null 2>&1; then
-    say "$1: $python has it"
+    say "$3: $python has it"
   elif [ "$(readlink -f "$python")" = "$(readlink -f /usr/bin/python3 2>/dev/null)" ]; then
-    # The system python3: apt's python3-$1 (step 1) is the one to use, never pip.
-    if [ "$dry_run" -eq 1 ]; then say "$1: for $python from apt's python3-$1"
-    else say "$1: still not importable by $python: $2"; fi
+    # The system python3: apt's package (step 1) is the one to use, never pip.
+    if [ "$dry_run" -eq 1 ]; then say "$3: for $python from apt's $2"
+    else say "$3: still not importable by $python: $4"; fi
   else
-    run "$python" -m pip install "$1" || say "$1: pip failed for $python: $2"
+    run "$python" -m pip install "$3" || say "$3: pip failed for $python: $4"
   fi
 }
-python_module pytest "make test cannot run the Python tests (it says so and fails)"
-python_module matplotlib "make report will write the tables without plots"
+python_module pytest python3-pytest pytest "make test cannot run the Python tests (it says so and fails)"
+python_module matplotlib python3-matplotlib matplotlib "make report will write the tables without plots"
+python_module clang.cindex python3-clang libclang "the grader cannot read a student's regions as C++ (it says so, exit 4)"
 
 # ---- 3. CUTLASS (optional) -------------------------------------------------------------------------
 if [ "$cutlass" -eq 1 ]; then

@@ -98,8 +98,17 @@ def solutions(repo, rel):
 
 # In a student kit the solutions were taken out (or some chapters kept whole): nothing to plant.
 IN_A_KIT = sk.is_kit(ROOT)
+# The grader reads regions with libclang's tokenizer (tools/setup.sh installs its Python bindings).
+try:
+    import clang.cindex  # noqa: F401
+    HAVE_LEXER = True
+except ImportError:
+    HAVE_LEXER = False
+needs_lexer = pytest.mark.skipif(not HAVE_LEXER, reason="libclang's Python bindings are not installed "
+                                 "(tools/setup.sh installs them): the grader cannot read regions")
 
 
+@needs_lexer
 @pytest.mark.skipif(IN_A_KIT, reason="this is a student kit: its solution regions were taken out")
 class TestAssembly:
     """The kit of chapter 03 made from this workbook; each test plants one student."""
@@ -144,8 +153,8 @@ class TestAssembly:
         assert self.graded_kernels_cuh(out) == want
         kernels = grade.read_tsv(os.path.join(out, "kernels.tsv"))
         mine = {k["kernel"] for k in kernels if k["chapter"] == "03_shared_tiling"}
-        assert mine == {"sgemm_smem_tiled", "sgemm_smem_transposed_b", "sgemm_smem_tiled_multirow"}
-        assert "sgemm_naive_coalesced" in {k["kernel"] for k in kernels if k["chapter"] == "02_naive_kernel"}
+        assert mine == {"ch03::sgemm_smem_tiled", "ch03::sgemm_smem_transposed_b", "ch03::sgemm_smem_tiled_multirow"}
+        assert "ch02::sgemm_naive_coalesced" in {k["kernel"] for k in kernels if k["chapter"] == "02_naive_kernel"}
         assert read(os.path.join(out, "homework.txt")).split() == ["03_shared_tiling"]
 
     def test_launchers_pointed_at_cublas_are_listed_and_not_used(self):
@@ -198,13 +207,29 @@ class TestAssembly:
         assert [r["state"] for r in regions] == ["filled", "empty", "empty"]
         assert naive in self.graded_kernels_cuh(out)
 
+    def test_c_plus_plus_that_stays_in_its_function_is_accepted(self):
+        # Braces in a raw string and in comments, a #pragma unroll and a _Pragma("unroll 4").
+        body = ('    const char* s = R"(}{)"; (void)s;  // }\n    /* { */\n#pragma unroll 4\n'
+                '    _Pragma("unroll") for (int i = 0; i < 2; ++i) { (void)i; }\n')
+        assert grade.region_problem(body) == ""
+
     def test_regions_that_reach_outside_their_function_are_rejected(self):
         cases = {
             "#define sgemm_smem_tiled sgemm_naive\n": "preprocessor directive (#define)",
             '#include "../02_naive_kernel/kernels.cuh"\n': "preprocessor directive (#include)",
-            "}\nvoid helper() {\n    wb::cublas_sgemm(1, 1, 1, 1.f, 0, 0, 0.f, 0, 0);\n": "closes a brace",
-            "if (M > 0) {\n": "opens 1 brace(s) it does not close",
+            "}\nvoid helper() {\n    wb::cublas_sgemm(1, 1, 1, 1.f, 0, 0, 0.f, 0, 0);\n": "closes a } the region did not open",
+            "if (M > 0) {\n": "opens 1 bracket(s) it does not close ({)",
             "// END TODO(student) is not mine\n    int x = 0; (void)x;\n": "marker",
+            # The same escapes in other spellings: digraphs, trigraphs, a line splice, comment
+            # markers inside strings, a _Pragma, a pragma that is not the unroll the solutions use.
+            '%:include "../02_naive_kernel/kernels.cuh"\n': "preprocessor directive (#include)",
+            "??=define sgemm_smem_tiled sgemm_naive\n": "preprocessor directive (#define)",
+            "# \\\n  define TILE 8\n": "preprocessor directive (#define)",
+            "%>\nvoid helper() <%\n": "closes a } the region did not open",
+            'const char* a = "/*"; }\nvoid helper() { const char* b = "*/";\n': "closes a } the region did not open",
+            '_Pragma("GCC poison sgemm")\n': '_Pragma other than _Pragma("unroll")',
+            "#pragma nv_diag_suppress 177\n": "preprocessor directive (#pragma)",
+            "int t = (1;\n": "opens 1 bracket(s) it does not close",
         }
         for n, (body, why) in enumerate(cases.items()):
             out, _, regions = self.student(f"reject{n}", bodies=[body, "#pragma unroll\nfor (;;) {}\n", ""])
@@ -330,6 +355,7 @@ for name, body in zip(("_Z11sgemm_tiledILi16EEviiifPKfS1_fPf", "_Z12sgemm_tiled2
 '''
 
 
+@needs_lexer
 class TestStandInGrading:
     """A workbook of one chapter with stand-ins for everything that needs a GPU."""
 
@@ -797,6 +823,23 @@ class TestUsage:
             assert len(r.stderr.strip().splitlines()) == 1, (cmd, r.stderr)
             assert "Traceback" not in r.stderr
 
+    @pytest.mark.skipif(IN_A_KIT, reason="this is a student kit: its solution regions were taken out")
+    def test_without_the_cpp_lexer_exit_4_and_nothing_graded(self):
+        # A python3 without libclang's bindings: a package named clang that cannot be imported.
+        shadow = os.path.join(self.tmp, "shadow")
+        write(os.path.join(shadow, "clang", "__init__.py"), "raise ImportError('no libclang here')\n")
+        kit = os.path.join(self.tmp, "kit")
+        files, regions, _ = sk.write_kit(kit, ROOT, ["03_shared_tiling"])
+        manifest = os.path.join(self.tmp, "kit.manifest.json")
+        write(manifest, json.dumps(sk.kit_manifest(kit, ROOT, ["03_shared_tiling"], files, regions)))
+        out = os.path.join(self.tmp, "graded")
+        r = run([*GRADE, "assemble", "--submission", kit, "--manifest", manifest, "--out", out],
+                env_extra={"PYTHONPATH": shadow + os.pathsep + TOOLS})
+        assert r.returncode == 4, r.stderr
+        assert r.stderr.strip() == ("grade: the C++ lexer of the grader is missing: install python3-clang (apt) or "
+                                    "libclang (pip); tools/setup.sh does. Nothing was graded.")
+        assert not os.path.exists(out)
+
     def test_without_a_gpu_exit_3_with_one_line_and_nothing_written(self):
         manifest = os.path.join(self.tmp, "m.json")
         write(manifest, "{}")
@@ -846,10 +889,26 @@ class TestUsage:
         r = run([*GRADE, "shapes", "12345"])
         assert r.stdout.splitlines()[2] == ",".join(map(grade.shape_text, grade.sanitizer_shapes(12345)))
 
+    @needs_lexer
     def test_kernel_names_read_as_people_write_them(self):
         assert grade.mangled_parts("_Z16sgemm_smem_tiledILi16EEviiifPKfS1_fPf") == ["sgemm_smem_tiled"]
         assert grade.mangled_parts("_ZN6hopper15wgmma_pipelinedINS_11WgmmaTilingI6__halfEEEvv") == \
                          ["hopper", "wgmma_pipelined"]
         assert grade.short_name(CUBLAS_KERNEL) == "cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_nn_align1>"
         assert grade.declared_kernels(read(os.path.join(ROOT, "03_shared_tiling/kernels.cuh"))) == \
-                         {"sgemm_smem_tiled", "sgemm_smem_transposed_b", "sgemm_smem_tiled_multirow"}
+                         {"ch03::sgemm_smem_tiled", "ch03::sgemm_smem_transposed_b", "ch03::sgemm_smem_tiled_multirow"}
+        text = ("namespace a { namespace b::c {\ntemplate <int T> __global__ void __launch_bounds__(256) k1(int n) {}\n}"
+                "\nnamespace { static __global__ void k2() { if (1) {} } }\n}\n__global__ void k3(float* x);\n")
+        assert grade.declared_kernels(text) == {"a::b::c::k1", "a::_GLOBAL__N_1::k2", "k3"}
+
+    @needs_lexer
+    def test_a_kernel_renamed_into_another_namespace_is_not_the_chapters(self):
+        declared = {"03_shared_tiling": {"ch03::sgemm_smem_tiled"}, "04_register_unroll": {"ch04::sgemm_1d"}}
+        own = [{"kernel": "_ZN4ch0316sgemm_smem_tiledILi16EEEviiifPKfS2_fPf"}]
+        cheat = [{"kernel": "_ZN5cheat16sgemm_smem_tiledILi16EEEviiifPKfS2_fPf"}]
+        other = [{"kernel": "_ZN4ch048sgemm_1dILi64EEEviiifPKfS2_fPf"}]
+        assert grade.kernel_verdict("03_shared_tiling", own, declared, "own") == ""
+        assert grade.kernel_verdict("03_shared_tiling", cheat, declared, "own") == \
+            "launched a kernel that 03_shared_tiling does not declare: cheat::sgemm_smem_tiled"
+        assert grade.kernel_verdict("03_shared_tiling", other, declared, "own") == \
+            "launched chapter 04's kernel ch04::sgemm_1d"

@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETUP = os.path.join(ROOT, "tools", "setup.sh")
 CHECK = os.path.join(ROOT, "tools", "check_cuda12_api.sh")
 REQUIRED = "g++ make catch2 libopenblas-dev python3 python3-pytest"
-PACKAGES = REQUIRED + " python3-matplotlib"
+PACKAGES = REQUIRED + " python3-matplotlib python3-clang"
 
 
 def fake_tool(folder, name, body='echo fake "$@"'):

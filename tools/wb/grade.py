@@ -115,24 +115,67 @@ def code_lines(text):
     return out
 
 
+# The alternative spellings of punctuation (digraphs): a region must not hide a brace or a directive
+# in them. Spelled as their usual tokens before any rule looks at them.
+DIGRAPHS = {"<%": "{", "%>": "}", "<:": "[", ":>": "]", "%:": "#", "%:%:": "##",
+            "??=": "#", "??=??=": "##", "??<": "{", "??>": "}", "??(": "[", "??)": "]"}  # and trigraphs
+PAIRS = {"{": "}", "(": ")", "[": "]"}
+
+
+class LexerMissing(RuntimeError):
+    """libclang's Python bindings are not installed: regions cannot be read as C++."""
+
+
+def cpp_tokens(text):
+    """[(spelling, line)] of `text` read as C++ by libclang's tokenizer, as the most permissive
+    compiler would read it (line splices joined first, as translation phase 2 does, so a line number
+    counts the lines after joining; trigraphs on; digraphs and trigraphs spelled as their usual
+    tokens; comments left out): whatever a region does with comment markers in strings, raw
+    strings or splices, these are the tokens the compiler sees."""
+    try:
+        from clang import cindex
+    except ImportError:
+        raise LexerMissing("the C++ lexer of the grader is missing: install python3-clang (apt) or libclang (pip); "
+                           "tools/setup.sh does") from None
+    text = re.sub(r"\\\r?\n", "", text)
+    tu = cindex.Index.create().parse("region.cu", args=["-x", "c++", "-std=c++17", "-trigraphs"],
+                                     unsaved_files=[("region.cu", text)], options=0)
+    out = []
+    for t in tu.get_tokens(extent=tu.cursor.extent):
+        if t.kind == cindex.TokenKind.COMMENT:
+            continue
+        out.append((DIGRAPHS.get(t.spelling, t.spelling), t.location.line))
+    return out
+
+
 def region_problem(text):
     """Why a student's region text cannot be graded, or "" when it can. The text goes into one
-    function body of the kit: it may not reach outside it (a brace it did not open, a preprocessor
-    directive that renames what follows, marker lines that would confuse the next reader)."""
-    depth = 0
-    for n, line in enumerate(code_lines(text), 1):
-        stripped = line.strip()
-        if stripped.startswith("#") and not re.match(r"#\s*pragma\b", stripped):
-            return f"line {n}: a preprocessor directive ({stripped.split()[0]}) is not allowed in a region"
-        for ch in line:
-            depth += ch == "{"
-            depth -= ch == "}"
-            if depth < 0:
-                return f"line {n}: closes a brace the region did not open (code outside the function)"
-    if depth:
-        return f"opens {depth} brace(s) it does not close"
+    function body of the kit, read as C++ tokens: no preprocessor directive in any spelling but
+    `#pragma unroll [N]` and `_Pragma("unroll [N]")`, braces, parentheses and brackets that balance
+    without ever closing one the region did not open (nothing leaves the function), and no marker
+    text that would confuse the next reader."""
     if sk.LOOSE_RE.search(text) or "TODO(student)" in text:
         return "holds region marker text"
+    tokens = cpp_tokens(text)
+    stack = []
+    for i, (tok, line) in enumerate(tokens):
+        nxt = [t for t, _ in tokens[i + 1:i + 4]]
+        if tok in ("#", "##"):
+            rest = [t for t, ln in tokens[i + 1:] if ln == line]
+            if not (tok == "#" and rest[:2] == ["pragma", "unroll"] and len(rest) <= 3 and
+                    all(re.fullmatch(r"\d+", t) for t in rest[2:])):
+                return f"line {line}: a preprocessor directive ({tok}{rest[0] if rest else ''}) is not allowed in a region"
+        elif tok == "_Pragma" and not (nxt[:1] == ["("] and len(nxt) == 3 and nxt[2] == ")" and
+                                       re.fullmatch(r'"unroll( \d+)?"', nxt[1])):
+            return f"line {line}: _Pragma other than _Pragma(\"unroll\") is not allowed in a region"
+        elif tok in PAIRS:
+            stack.append(tok)
+        elif tok in PAIRS.values():
+            if not stack or PAIRS[stack[-1]] != tok:
+                return f"line {line}: closes a {tok} the region did not open (code outside the function)"
+            stack.pop()
+    if stack:
+        return f"opens {len(stack)} bracket(s) it does not close ({' '.join(stack)})"
     return ""
 
 
@@ -182,20 +225,60 @@ def edit_size(a, b):
     return f"{sum(x[:1] == '-' for x in diff)} line(s) removed, {sum(x[:1] == '+' for x in diff)} added"
 
 
-KERNEL_DECL_RE = re.compile(r"__global__\s+(?:(?:static|inline|__noinline__|__forceinline__)\s+)*void\s+(\w+)\s*\(")
+# How the mangled name of a kernel in an unnamed namespace spells that namespace.
+ANONYMOUS_NAMESPACE = "_GLOBAL__N_1"
 
 
 def declared_kernels(text):
-    """The names of the __global__ functions defined in a source text (outside comments)."""
-    code = "\n".join(code_lines(text))
-    code = re.sub(r"__(launch_bounds|cluster_dims)__\s*\([^()]*\)", " ", code)
-    return set(KERNEL_DECL_RE.findall(code))
+    """The qualified names ("ch03::sgemm_smem_tiled") of the __global__ functions a source text
+    declares, read as C++ tokens: the namespaces around each declaration count, so a kernel renamed
+    into another namespace is not the chapter's."""
+    tokens = [t for t, _ in cpp_tokens(text)]
+    scopes, pending, out = [], None, set()
+    for i, tok in enumerate(tokens):
+        if tok == "namespace":
+            names = []
+            for t in tokens[i + 1:]:
+                if t == "{":
+                    break
+                if t != "::":
+                    names.append(t)
+            pending = names or [ANONYMOUS_NAMESPACE]
+        elif tok == "{":
+            scopes.append(pending or [])
+            pending = None
+        elif tok == "}":
+            if scopes:
+                scopes.pop()
+        elif tok == ";":
+            pending = None
+        elif tok == "__global__":
+            # The kernel's name: the identifier before the first "(" that is not an attribute's.
+            j, depth = i + 1, 0
+            while j < len(tokens):
+                t = tokens[j]
+                if t in ("__launch_bounds__", "__cluster_dims__", "__maxnreg__") and tokens[j + 1:j + 2] == ["("]:
+                    j += 1
+                    depth = 0
+                    while j < len(tokens):
+                        depth += (tokens[j] == "(") - (tokens[j] == ")")
+                        j += 1
+                        if depth == 0:
+                            break
+                    continue
+                if t == "(":
+                    if tokens[j - 1].isidentifier():
+                        out.add("::".join([n for scope in scopes for n in scope] + [tokens[j - 1]]))
+                    break
+                j += 1
+    return out
 
 
 def assemble(submission, manifest_path, out):
     m = load_manifest(manifest_path)
     if not os.path.isdir(submission):
         raise UsageError(f"the submission {submission} is not a folder")
+    cpp_tokens("")  # before anything is written: without the lexer no region can be read
     tree = os.path.join(out, "tree")
     if os.path.exists(tree):
         raise UsageError(f"{tree} exists already: assemble into a new folder")
@@ -505,10 +588,11 @@ def kernel_verdict(chapter, kernels, declared, policy):
     own = declared.get(chapter, set()) | declared.get("common", set())
     for k in kernels:
         parts = mangled_parts(k["kernel"])
-        if parts[-1] in own and not LIBRARY_RE.match(parts[0]):
+        name = "::".join(parts)  # the whole qualified name: another namespace is another kernel
+        if name in own and not LIBRARY_RE.match(parts[0]):
             continue
         short = short_name(k["kernel"])
-        others = sorted(c for c, names in declared.items() if c not in (chapter, "common") and parts[-1] in names)
+        others = sorted(c for c, names in declared.items() if c not in (chapter, "common") and name in names)
         if others:
             return f"launched chapter {others[0][:2]}'s kernel {short}"
         if LIBRARY_RE.match(parts[0]) or not k["kernel"].startswith("_Z"):
@@ -875,6 +959,9 @@ def main(a):
                 return assemble(a.submission, a.manifest, a.out)
             except sk.UsageError as e:
                 raise UsageError(str(e))
+            except LexerMissing as e:
+                print(f"grade: {e}. Nothing was graded.", file=sys.stderr)
+                return 4
         if a.cmd == "score":
             pts, mx, md = score(a.grade_dir, a.rubric)
             print(f"grade: automatic points {pts_text(pts)} / {pts_text(mx)}; "
