@@ -43,6 +43,14 @@ __host__ __device__ inline double seen_as(__nv_bfloat16 x, Precision) {
     return __bfloat162float(x);
 }
 
+// The most precision p can reach on this GPU, GFLOP/s (infinite where unknown): a rate above it is
+// "implausible", never a result (the kernel skipped work). TF32 runs at half FP16's tensor rate, FP8 at twice.
+inline double peak(const Gpu& g, Precision p) {
+    const double tensor = g.tensor_peak * (p == Precision::tf32 ? 0.5 : p == Precision::fp8 ? 2 : 1);
+    const double v = p == Precision::fp32 ? g.fp32_peak : tensor;
+    return v > 0 ? v : INFINITY;
+}
+
 struct Tolerance {
     double factor = 0, tiny = 0, normwise = 0;
 };

@@ -166,6 +166,18 @@ TEST_CASE("toolbox: the check catches wrong entries and coarse arithmetic", "[to
     }
 }
 
+TEST_CASE("toolbox: the peak a rate must stay under", "[toolbox]") {
+    Gpu g;
+    g.fp32_peak = 60000, g.tensor_peak = 1000000;
+    CHECK(peak(g, Precision::fp32) == 60000);
+    CHECK(peak(g, Precision::tf32) == 500000);
+    CHECK(peak(g, Precision::fp16) == 1000000);
+    CHECK(peak(g, Precision::bf16) == 1000000);
+    CHECK(peak(g, Precision::fp8) == 2000000);
+    g.tensor_peak = 0;  // a GPU the table does not know: no ceiling rather than a wrong one
+    CHECK(std::isinf(peak(g, Precision::fp16)));
+}
+
 TEST_CASE("toolbox: which entries a check looks at", "[toolbox]") {
     CHECK(positions({3, 4, 5}, 100, 1).size() == 12);
     const std::vector<Entry> e = positions({5000, 3000, 7}, 200, 1);
