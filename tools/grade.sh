@@ -93,6 +93,9 @@ TO=${GRADE_TIMEOUT:-900}
 # The machine's GPU lock (gpu_needs.sh): a program that times holds it alone, the checks share it.
 run_timed() { wb_gpu_run "$TO" "$@"; }
 run_check() { wb_gpu_run --shared "$TO" "$@"; }
+# A sanitizer run's status as a finding: 9 (--error-exitcode) is one; 1 is the program's verdict on
+# its timed launches, which it checks even with --no-check, and is the sweep's business.
+san_status() { [ "$1" -eq 1 ] && echo 0 || echo "$1"; }
 jobs=${GRADE_JOBS:-$(nproc 2>/dev/null || echo 4)}
 
 # ---- 2. the tree to grade --------------------------------------------------------------------
@@ -252,10 +255,7 @@ for c in $homework; do
   rec sweep "$c" "$rc"; echo "grade: sweep $c: $([ $rc -eq 0 ] && echo PASS || echo "FAILED (exit $rc)")"
 
   # The sanitizer judges memory and races only: verification is off, so a wrong result is the
-  # sweep's business. A chapter that is not clean is run again one variant at a time. A finding is
-  # the sanitizer's own exit status (9); 1 is the program's verdict on its timed launches, which
-  # it checks even with --no-check, and is no finding.
-  san_status() { [ "$1" -eq 1 ] && echo 0 || echo "$1"; }
+  # sweep's business. A chapter that is not clean is run again one variant at a time (san_status).
   sargs=$(sanitize_args "$c")
   for tool in memcheck racecheck; do
     targs=(--tool "$tool" --error-exitcode 9); [ "$tool" = racecheck ] && targs+=(--racecheck-report all)

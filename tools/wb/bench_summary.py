@@ -255,14 +255,14 @@ LADDER_TEXT = {
                       "The GPU's clock moves during a run, so the cuBLAS calls beside one row can run faster or "
                       "slower than chapter 07's own cuBLAS rows, whose rates close the table.",
            "chapter": "chapter", "type": "type", "cublas": "cuBLAS {dtype}, chapter 07's rows, TFLOP/s",
-           "best": "Best variant per shape (the highest % of cuBLAS; another within 3 % of it is a tie, in brackets):"},
+           "best": "Best variant per shape (the highest % of cuBLAS; another within {tie:g} % of it is a tie, in brackets):"},
     "zh": {"caption": "各章的最佳变体（以及第 07 章的 CUTLASS 核函数）占同精度 cuBLAS 的 %：在同一次运行中与 cuBLAS "
                       "交替分轮计时（各轮比值的中位数），{gpu}，{date}，git `{git}`，`make bench`（原始数据：`{csv}`）；"
                       "`PYTHONPATH=tools python3 -m wb bench-summary {csv}` 打印各章的百分比。"
                       "运行中 GPU 的时钟会变化，所以与某一行并排计时的 cuBLAS 可能比表格末尾第 07 章自己的 cuBLAS 行"
                       "更快或更慢。",
            "chapter": "章节", "type": "精度", "cublas": "cuBLAS {dtype}，第 07 章的行，TFLOP/s",
-           "best": "每个形状上的最佳变体（占 cuBLAS 的 % 最高；与它相差 3 % 以内的另一个变体算作并列，写在括号里）："},
+           "best": "每个形状上的最佳变体（占 cuBLAS 的 % 最高；与它相差 {tie:g} % 以内的另一个变体算作并列，写在括号里）："},
 }
 
 
@@ -311,7 +311,7 @@ def ladder(rows, lang, csv_path):
     header = [t["chapter"], t["type"]] + [shape_label(s) for s in shapes]
     from wb import mdtable
     out += mdtable.lines(header, body, right=range(2, 2 + len(shapes)))
-    out += ["", t["best"], ""]
+    out += ["", t["best"].format(tie=TIE_PCT), ""]
     tied = ties(rows, best_variants(rows))
     for label, dtype, per in lines_:
         if not label.startswith(f"`{LIBRARY_CHAPTER}`"):

@@ -159,15 +159,15 @@ def region_problem(text):
     tokens = cpp_tokens(text)
     stack = []
     for i, (tok, line) in enumerate(tokens):
-        nxt = [t for t, _ in tokens[i + 1:i + 4]]
         if tok in ("#", "##"):
             rest = [t for t, ln in tokens[i + 1:] if ln == line]
             if not (tok == "#" and rest[:2] == ["pragma", "unroll"] and len(rest) <= 3 and
                     all(re.fullmatch(r"\d+", t) for t in rest[2:])):
                 return f"line {line}: a preprocessor directive ({tok}{rest[0] if rest else ''}) is not allowed in a region"
-        elif tok == "_Pragma" and not (nxt[:1] == ["("] and len(nxt) == 3 and nxt[2] == ")" and
-                                       re.fullmatch(r'"unroll( \d+)?"', nxt[1])):
-            return f"line {line}: _Pragma other than _Pragma(\"unroll\") is not allowed in a region"
+        elif tok == "_Pragma":
+            call = [t for t, _ in tokens[i + 1:i + 4]]
+            if not (len(call) == 3 and call[0] == "(" and call[2] == ")" and re.fullmatch(r'"unroll( \d+)?"', call[1])):
+                return f"line {line}: _Pragma other than _Pragma(\"unroll\") is not allowed in a region"
         elif tok in PAIRS:
             stack.append(tok)
         elif tok in PAIRS.values():
@@ -254,7 +254,7 @@ def declared_kernels(text):
             pending = None
         elif tok == "__global__":
             # The kernel's name: the identifier before the first "(" that is not an attribute's.
-            j, depth = i + 1, 0
+            j = i + 1
             while j < len(tokens):
                 t = tokens[j]
                 if t in ("__launch_bounds__", "__cluster_dims__", "__maxnreg__") and tokens[j + 1:j + 2] == ["("]:
